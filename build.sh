@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# wasinn's one entry point. `./build.sh help` lists the commands.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+VENV="$ROOT/.venv"
+BUILD="$ROOT/build"
+LIB_PARENT="$ROOT/guest"
+APP_WIT="$ROOT/wit"
+APP_WORLD="wasinn:apps/app"
+LIB_WORLD="wasi:nn/ml@0.2.0-rc-2024-10-28"
+REQUIREMENTS="$ROOT/requirements-dev.txt"
+# f32 (default) gives full-precision results; bf16 lets OpenVINO's CPU plugin run
+# in bfloat16 on CPUs that have it: faster, about three significant digits.
+PRECISION="${WASINN_PRECISION:-f32}"
+
+die() {
+  echo "build.sh: $*" >&2
+  exit 1
+}
+
+usage() {
+  cat <<'EOF'
+usage: ./build.sh [COMMAND] [ARGS]
+
+  demo                 set up, build, classify every sample digit image
+  test [PYTEST_ARGS]   set up, then run all tests
+  build [APP_DIR ...]  build apps (default: every folder in apps/) into build/NAME.wasm
+                       and precompile build/NAME.cwasm (the default command)
+  run APP [ARGS]       run a built app under wasmtime with wasi-nn on OpenVINO;
+                       APP is a name in apps/ or an app folder
+  setup                create .venv and install the pinned toolchain (done by all commands)
+  help                 this text
+
+Environment:
+  WASINN_PRECISION=bf16   let OpenVINO compute in bfloat16 (faster, ~3 significant digits);
+                          the default f32 computes in full single precision
+  WASMTIME_FLAGS="..."    extra flags for `wasmtime run` (e.g. -S nn-graph=openvino::DIR)
+EOF
+}
+
+# ---------------------------------------------------------------- set-up
+
+find_python() {
+  local candidate
+  for candidate in "${PYTHON:-}" python3 python; do
+    [ -n "$candidate" ] || continue
+    if command -v "$candidate" >/dev/null 2>&1 &&
+      "$candidate" -c 'import sys, venv; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
+      echo "$candidate"
+      return 0
+    fi
+  done
+  return 1
+}
+
+site_packages() {
+  "$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))'
+}
+
+setup() {
+  local stamp="$VENV/.wasinn-setup" want python
+  want="$(cat "$REQUIREMENTS")"
+  if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    python="$(find_python)" ||
+      die "no Python 3.10+ with the venv module found. Install one (e.g. 'apt-get install python3 python3-venv') or set PYTHON=/path/to/python3."
+    echo "build.sh: setting up $VENV with $("$python" --version 2>&1)" >&2
+    "$python" -m venv "$VENV" ||
+      die "could not create $VENV. On Debian/Ubuntu install python3-venv, then re-run."
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$REQUIREMENTS" ||
+      die "installing the toolchain from requirements-dev.txt failed (see pip's message above). Check that PyPI is reachable, then re-run."
+    printf '%s' "$want" >"$stamp"
+  fi
+  host_setup
+}
+
+# Make the pip-installed wasmtime CLI and OpenVINO usable together. Cheap and
+# idempotent, so it runs every time.
+host_setup() {
+  local sp libs bin
+  sp="$(site_packages)"
+  bin="$sp/wasmtime_cli/wasmtime"
+  libs="$sp/openvino/libs"
+  [ -f "$bin" ] || die "the wasmtime CLI is missing from $sp/wasmtime_cli; delete .venv and re-run."
+  [ -d "$libs" ] || die "OpenVINO's libraries are missing from $libs; delete .venv and re-run."
+  # The wheel installs the binary without its executable bit.
+  [ -x "$bin" ] || chmod +x "$bin"
+  # The CLI looks OpenVINO up by its unversioned file names; the wheel only has
+  # versioned ones. The links live beside the real files so that OpenVINO still
+  # finds its plugins next to itself.
+  local lib real
+  for lib in libopenvino_c.so libopenvino.so; do
+    real="$(cd "$libs" && ls "$lib".* 2>/dev/null | head -n 1)"
+    [ -n "$real" ] || die "$libs has no $lib.*; delete .venv and re-run."
+    [ "$(readlink "$libs/$lib" 2>/dev/null)" = "$real" ] || ln -sfn "$real" "$libs/$lib"
+  done
+  write_plugins_xml "$libs"
+  WASMTIME="$bin"
+  OV_LIBS="$libs"
+}
+
+# OpenVINO reads plugins.xml beside libopenvino.so. Registering the CPU plugin
+# with an explicit inference precision is the only way to choose it for the
+# wasmtime host, which passes no compile properties of its own.
+write_plugins_xml() {
+  local libs="$1" hint file="$1/plugins.xml" tmp
+  case "$PRECISION" in
+    f32) hint='<properties><property key="INFERENCE_PRECISION_HINT" value="f32"/></properties>' ;;
+    bf16) hint='' ;;
+    *) die "WASINN_PRECISION must be f32 or bf16, not '$PRECISION'." ;;
+  esac
+  tmp="$(mktemp)"
+  {
+    echo '<ie><plugins>'
+    echo "<plugin name=\"CPU\" location=\"$libs/libopenvino_intel_cpu_plugin.so\">$hint</plugin>"
+    local name so
+    for name in GPU:intel_gpu NPU:intel_npu AUTO:auto MULTI:auto HETERO:hetero BATCH:auto_batch; do
+      so="$libs/libopenvino_${name#*:}_plugin.so"
+      [ -f "$so" ] && echo "<plugin name=\"${name%%:*}\" location=\"$so\"/>"
+    done
+    echo '</plugins></ie>'
+  } >"$tmp"
+  if cmp -s "$tmp" "$file"; then rm -f "$tmp"; else chmod 644 "$tmp" && mv "$tmp" "$file"; fi
+}
+
+# ---------------------------------------------------------------- build
+
+app_dir_of() {
+  # An app is a folder holding app.py; a bare name means apps/NAME.
+  local arg="$1"
+  if [ -f "$arg/app.py" ]; then
+    (cd "$arg" && pwd)
+  elif [ -f "$ROOT/apps/$arg/app.py" ]; then
+    echo "$ROOT/apps/$arg"
+  else
+    die "'$arg' is not an app: expected a folder with an app.py, or the name of one in apps/ ($(ls "$ROOT/apps" | tr '\n' ' '))."
+  fi
+}
+
+build_app() {
+  local dir name wasm cwasm
+  dir="$(app_dir_of "$1")"
+  name="$(basename "$dir")"
+  wasm="$BUILD/$name.wasm"
+  cwasm="$BUILD/$name.cwasm"
+  mkdir -p "$BUILD"
+  # Rebuild only when the app, the library or the WIT changed since the last build.
+  if [ -f "$cwasm" ] && [ -z "$(find "$dir" "$LIB_PARENT/wasinn" "$APP_WIT" -name '*.py' -newer "$cwasm" -o -name '*.wit' -newer "$cwasm" | head -n 1)" ]; then
+    echo "build.sh: $name is up to date ($cwasm)" >&2
+    return 0
+  fi
+  echo "build.sh: building $name from $dir" >&2
+  (cd "$dir" && "$VENV/bin/componentize-py" -d "$APP_WIT" -w "$APP_WORLD" componentize \
+    -m "wasinn=$LIB_WORLD" -p "$dir" -p "$LIB_PARENT" app -o "$wasm.tmp" >/dev/null) ||
+    die "componentize-py could not build $name (its message is above). Check $dir/app.py imports and syntax."
+  mv "$wasm.tmp" "$wasm"
+  "$WASMTIME" compile "$wasm" -o "$cwasm" || die "wasmtime compile failed for $wasm."
+  echo "build.sh: built $wasm and $cwasm" >&2
+}
+
+build() {
+  local dirs=("$@") d
+  if [ ${#dirs[@]} -eq 0 ]; then
+    for d in "$ROOT"/apps/*/; do [ -f "$d/app.py" ] && dirs+=("$d"); done
+  fi
+  for d in "${dirs[@]}"; do build_app "$d"; done
+}
+
+# ---------------------------------------------------------------- run
+
+run_app() {
+  [ $# -ge 1 ] || die "usage: ./build.sh run APP [ARGS]"
+  local dir name cwasm
+  dir="$(app_dir_of "$1")"
+  shift
+  name="$(basename "$dir")"
+  cwasm="$BUILD/$name.cwasm"
+  [ -f "$cwasm" ] || build_app "$dir"
+  # The app folder is /app inside the component (models, samples); the current
+  # directory is mapped to itself so that relative paths on the command line work.
+  # shellcheck disable=SC2086
+  LD_LIBRARY_PATH="$OV_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" WASMTIME_LOG=off \
+    exec "$WASMTIME" run -S nn --allow-precompiled ${WASMTIME_FLAGS:-} \
+    --dir "$dir::/app" --dir ".::." "$cwasm" "$@"
+}
+
+# ---------------------------------------------------------------- main
+
+cmd="${1:-build}"
+[ $# -gt 0 ] && shift
+case "$cmd" in
+  help | -h | --help) usage ;;
+  setup) setup ;;
+  build) setup && build "$@" ;;
+  run) setup && run_app "$@" ;;
+  demo)
+    setup
+    build "$ROOT/apps/digits"
+    cd "$ROOT/apps/digits"
+    run_app "$ROOT/apps/digits" samples/*.png
+    ;;
+  test)
+    setup
+    cd "$ROOT"
+    exec "$VENV/bin/python" -m pytest "$@"
+    ;;
+  *)
+    usage >&2
+    die "unknown command '$cmd'."
+    ;;
+esac

@@ -1,0 +1,156 @@
+"""Element types and their pure-Python codecs (no numpy inside a component).
+
+Tensor bytes are little-endian, row-major, as wasi-nn defines them; so are
+wasm32 and the x86/ARM hosts the native tests run on, so ``array`` items are
+used as they are. f16 goes
+through ``struct``'s IEEE half format; bf16 is the top half of an f32,
+rounded to nearest-even, done with integer arithmetic.
+"""
+
+from __future__ import annotations
+
+import array
+import struct
+from collections.abc import Sequence
+
+from ._errors import ValidationError
+
+#: The seven element types wasi-nn carries, by wasinn's names.
+DTYPES: tuple[str, ...] = ("f16", "bf16", "f32", "f64", "u8", "i32", "i64")
+
+ITEMSIZE = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "u8": 1, "i32": 4, "i64": 8}
+
+# Other spellings users bring from numpy, torch, OpenVINO and ONNX.
+_ALIASES = {
+    "float16": "f16", "half": "f16", "fp16": "f16",
+    "bfloat16": "bf16",
+    "float32": "f32", "float": "f32", "fp32": "f32",
+    "float64": "f64", "double": "f64", "fp64": "f64",
+    "uint8": "u8",
+    "int32": "i32",
+    "int64": "i64", "long": "i64",
+}  # fmt: skip
+
+# array.array type codes with the right item size on this platform.
+_ARRAY_CODE = {"f32": "f", "f64": "d", "u8": "B"}
+for _code in "il":
+    if array.array(_code).itemsize == 4:
+        _ARRAY_CODE.setdefault("i32", _code)
+for _code in "lq":
+    if array.array(_code).itemsize == 8:
+        _ARRAY_CODE.setdefault("i64", _code)
+
+FLOATS = frozenset({"f16", "bf16", "f32", "f64"})
+
+
+def canonical(dtype: object) -> str:
+    """Return wasinn's name for ``dtype`` (``"float32"`` -> ``"f32"``).
+
+    Raises ValidationError for a type wasi-nn cannot carry.
+    """
+    if isinstance(dtype, str):
+        name = dtype.strip().lower()
+        name = _ALIASES.get(name, name)
+        if name in ITEMSIZE:
+            return name
+    else:
+        # numpy dtypes and similar objects print as their name.
+        name = str(getattr(dtype, "name", dtype)).lower()
+        if name in _ALIASES or name in ITEMSIZE:
+            return canonical(name)
+    raise ValidationError(
+        f"unsupported dtype {dtype!r}; wasi-nn carries only {', '.join(DTYPES)}"
+    )
+
+
+def dtype_of_format(fmt: str, itemsize: int) -> str | None:
+    """The dtype of a buffer-protocol format string, or None if it has none."""
+    if fmt[:1] in "<=@":
+        fmt = fmt[1:]
+    elif fmt[:1] in ">!":
+        return None  # big-endian data would need swapping: refuse it
+    if fmt == "e":
+        return "f16"
+    if fmt == "f":
+        return "f32"
+    if fmt == "d":
+        return "f64"
+    if fmt == "B":
+        return "u8"
+    if fmt in ("i", "l", "q", "n") and itemsize in (4, 8):
+        return "i32" if itemsize == 4 else "i64"
+    return None
+
+
+def encode(values: Sequence[float | int], dtype: str) -> bytes:
+    """Pack a flat sequence of Python numbers as ``dtype`` bytes."""
+    try:
+        if dtype == "f16":
+            return _encode_f16(values)
+        if dtype == "bf16":
+            return _encode_bf16(values)
+        arr = array.array(_ARRAY_CODE[dtype], values)
+    except OverflowError as exc:
+        low, high = int_range(dtype)
+        raise ValidationError(
+            f"a value does not fit in {dtype} (range {low}..{high}): {exc}"
+        ) from None
+    except TypeError as exc:
+        kind = "integers" if dtype not in FLOATS else "numbers"
+        raise ValidationError(f"a {dtype} tensor needs {kind}: {exc}") from None
+    return arr.tobytes()
+
+
+def decode(data: bytes | memoryview, dtype: str) -> list[float] | list[int]:
+    """Unpack ``dtype`` bytes into a flat list of Python numbers."""
+    if dtype == "f16":
+        return list(struct.unpack(f"<{len(data) // 2}e", data))
+    if dtype == "bf16":
+        # bf16 -> f32 is exact: the bf16 bits become the high half of the f32.
+        wide = array.array("I", [h << 16 for h in _typed(data, "H")])
+        return _typed(wide.tobytes(), "f").tolist()
+    return _typed(data, _ARRAY_CODE[dtype]).tolist()
+
+
+def int_range(dtype: str) -> tuple[int, int]:
+    """The smallest and largest value of an integer dtype."""
+    bits = ITEMSIZE[dtype] * 8
+    if dtype == "u8":
+        return 0, 255
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+
+def _typed(data: bytes | memoryview, code: str) -> array.array:  # type: ignore[type-arg]
+    arr = array.array(code)
+    arr.frombytes(data)
+    return arr
+
+
+def _encode_f16(values: Sequence[float | int]) -> bytes:
+    try:
+        return struct.pack(f"<{len(values)}e", *values)
+    except OverflowError:
+        # struct refuses finite values past the f16 range; IEEE rounding (and
+        # numpy) makes them infinite. 65520 is where rounding reaches infinity.
+        clamped = [
+            v if abs(v) < 65520.0 else (float("inf") if v > 0 else float("-inf"))
+            for v in values
+        ]
+        return struct.pack(f"<{len(clamped)}e", *clamped)
+    except struct.error as exc:
+        raise TypeError(str(exc)) from None
+
+
+def _encode_bf16(values: Sequence[float | int]) -> bytes:
+    # Values are first rounded to f32 (as torch and OpenVINO hold them), then
+    # to bf16; only f64 inputs that sit exactly between two bf16 values after
+    # the first rounding could differ from a direct f64 -> bf16 rounding.
+    bits = _typed(array.array("f", values).tobytes(), "I")
+    return array.array("H", [_round_bf16(b) for b in bits]).tobytes()
+
+
+def _round_bf16(bits: int) -> int:
+    if bits & 0x7FFFFFFF > 0x7F800000:  # NaN: keep it a quiet NaN with its sign
+        return (bits >> 16) | 0x0040
+    # Round to nearest, ties to even, on the 16 bits that are dropped.
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF

@@ -1,0 +1,189 @@
+"""wasinn's exceptions, and the one place where host errors become them.
+
+The tree::
+
+    WasiNNError                      base of everything wasinn raises on purpose
+    ├── InvalidArgumentError         host code invalid-argument
+    ├── InvalidEncodingError         host code invalid-encoding
+    ├── OperationTimeoutError        host code timeout
+    ├── BackendRuntimeError          host code runtime-error (every OpenVINO failure)
+    ├── UnsupportedOperationError    host code unsupported-operation
+    ├── TooLargeError                host code too-large
+    ├── NotFoundError                host code not-found
+    ├── SecurityError                host code security
+    ├── UnknownError                 host code unknown
+    ├── ValidationError (ValueError) caught in the guest before any host call
+    │   └── ModelFormatError         the model bytes cannot be a model
+    └── ClosedError (ValueError)     use of a model or session after close()
+
+Host errors carry ``.code`` (the wasi-nn error-code name, e.g.
+``"runtime-error"``) and ``.host_message`` (the host's own words); guest-side
+errors have ``code = None``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "WasiNNError",
+    "InvalidArgumentError",
+    "InvalidEncodingError",
+    "OperationTimeoutError",
+    "BackendRuntimeError",
+    "UnsupportedOperationError",
+    "TooLargeError",
+    "NotFoundError",
+    "SecurityError",
+    "UnknownError",
+    "ValidationError",
+    "ModelFormatError",
+    "ClosedError",
+    "from_host",
+]
+
+
+class WasiNNError(Exception):
+    """Base class of every error wasinn raises.
+
+    Example::
+
+        try:
+            model.run({"image": pixels})
+        except wasinn.WasiNNError as e:
+            print("inference failed:", e, "code:", e.code)
+    """
+
+    #: The wasi-nn ``error-code`` name for host errors; ``None`` for errors
+    #: raised by wasinn itself before reaching the host.
+    code: str | None = None
+
+    def __init__(self, message: str, *, host_message: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        #: The host's own message, unmodified (host errors only).
+        self.host_message = host_message
+
+
+class InvalidArgumentError(WasiNNError):
+    """The host rejected an argument (wasi-nn ``invalid-argument``)."""
+
+    code = "invalid-argument"
+
+
+class InvalidEncodingError(WasiNNError):
+    """No host backend reads this model encoding (wasi-nn ``invalid-encoding``)."""
+
+    code = "invalid-encoding"
+
+
+class OperationTimeoutError(WasiNNError):
+    """The host gave up waiting (wasi-nn ``timeout``)."""
+
+    code = "timeout"
+
+
+class BackendRuntimeError(WasiNNError):
+    """The backend failed (wasi-nn ``runtime-error``).
+
+    On the wasmtime host every OpenVINO failure arrives as this, with the bare
+    message "Failed while accessing backend"; wasinn adds what it knows about
+    the likely cause.
+    """
+
+    code = "runtime-error"
+
+
+class UnsupportedOperationError(WasiNNError):
+    """The backend does not offer the operation (wasi-nn ``unsupported-operation``)."""
+
+    code = "unsupported-operation"
+
+
+class TooLargeError(WasiNNError):
+    """The model or tensor is too large for the host (wasi-nn ``too-large``)."""
+
+    code = "too-large"
+
+
+class NotFoundError(WasiNNError):
+    """The host has no model of that name (wasi-nn ``not-found``)."""
+
+    code = "not-found"
+
+
+class SecurityError(WasiNNError):
+    """The host refused for lack of privilege (wasi-nn ``security``)."""
+
+    code = "security"
+
+
+class UnknownError(WasiNNError):
+    """The host failed without saying why (wasi-nn ``unknown``)."""
+
+    code = "unknown"
+
+
+class ValidationError(WasiNNError, ValueError):
+    """A mistake caught in the guest before any host call.
+
+    The message names what is wrong and what would be right, for example::
+
+        unknown input 'imgae'; the model's inputs are: 'image'
+    """
+
+
+class ModelFormatError(ValidationError):
+    """The bytes given as a model are not a readable model of the stated kind."""
+
+
+class ClosedError(WasiNNError, ValueError):
+    """A model or session was used after ``close()``."""
+
+
+_BY_CODE: dict[str, type[WasiNNError]] = {
+    cls.code: cls
+    for cls in (
+        InvalidArgumentError,
+        InvalidEncodingError,
+        OperationTimeoutError,
+        BackendRuntimeError,
+        UnsupportedOperationError,
+        TooLargeError,
+        NotFoundError,
+        SecurityError,
+        UnknownError,
+    )
+    if cls.code is not None
+}
+
+# The host's only word for any OpenVINO failure.
+_OPAQUE = "Failed while accessing backend"
+
+# What the guest knows about the usual causes when the host says no more than
+# _OPAQUE, by the action that failed.
+_HINTS = {
+    "load": (
+        "the host does not pass on OpenVINO's reason. Usual causes: the model uses an "
+        "operation or type this OpenVINO cannot read, the weights do not belong to the "
+        "model, or the target device does not exist on the host."
+    ),
+    "context": "the host does not pass on OpenVINO's reason; the device may be out of memory.",
+    "compute": (
+        "the host does not pass on OpenVINO's reason. Usual causes: an input tensor the "
+        "compiled model cannot take (shape, type or name), or an operation that fails on "
+        "these values."
+    ),
+}
+
+
+def from_host(code: str, host_message: str, action: str, what: str) -> WasiNNError:
+    """Turn a wasi-nn error into the matching wasinn exception.
+
+    ``code`` is the wasi-nn ``error-code`` name, ``host_message`` the host's
+    text, ``action`` one of ``"load"``, ``"context"`` or ``"compute"`` (picks
+    the hint), and ``what`` a phrase such as ``"loading model.xml on cpu"``.
+    """
+    cls = _BY_CODE.get(code, UnknownError)
+    message = f"{what} failed [{code}]: {host_message}"
+    if host_message.strip() == _OPAQUE and action in _HINTS:
+        message += f" ({_HINTS[action]})"
+    return cls(message, host_message=host_message)

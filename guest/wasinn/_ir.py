@@ -1,0 +1,164 @@
+"""Reading inputs and outputs from an OpenVINO IR ``.xml``.
+
+OpenVINO orders a model's inputs by the document order of its Parameter
+layers and its outputs by the document order of its Result layers (not by
+layer id); the host's outputs "0", "1", ... follow that order. A port's
+``names`` attribute holds the tensor names, sorted and comma-separated; the
+first is the one OpenVINO's ``get_any_name()`` returns and the one the host
+accepts for ``set_tensor``.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from ._errors import ModelFormatError
+from ._spec import Dim, TensorSpec
+
+# IR element types and port precisions that are wasi-nn types.
+_TYPES = {
+    "f16": "f16", "fp16": "f16",
+    "bf16": "bf16",
+    "f32": "f32", "fp32": "f32",
+    "f64": "f64", "fp64": "f64",
+    "u8": "u8",
+    "i32": "i32",
+    "i64": "i64",
+}  # fmt: skip
+
+
+class IRInfo:
+    """What the IR says: inputs, outputs and how many weight bytes it reads."""
+
+    def __init__(self, inputs: list[TensorSpec], outputs: list[TensorSpec], weights_needed: int):
+        self.inputs = inputs
+        self.outputs = outputs
+        self.weights_needed = weights_needed
+
+
+def looks_like_ir(head: bytes) -> bool:
+    """True when the bytes start like an IR document."""
+    text = head[:512].lstrip(b"\xef\xbb\xbf \t\r\n")
+    return text.startswith(b"<?xml") or text.startswith(b"<net")
+
+
+def read(xml: bytes, where: str = "the model") -> IRInfo:
+    """Parse IR XML; raise ModelFormatError if it is not a readable IR."""
+    try:
+        root = ET.fromstring(xml)
+    except ET.ParseError as exc:
+        raise ModelFormatError(f"{where} is not valid OpenVINO IR XML: {exc}") from None
+    if root.tag != "net":
+        raise ModelFormatError(
+            f"{where} is XML but not OpenVINO IR: its root element is <{root.tag}>, not <net>"
+        )
+    layers = root.find("layers")
+    if layers is None:
+        raise ModelFormatError(f"{where} is not valid OpenVINO IR: it has no <layers>")
+    # Which output port feeds each (layer, port): Result names can live there.
+    producer: dict[tuple[str, str], tuple[str, str]] = {}
+    edges = root.find("edges")
+    for edge in edges if edges is not None else ():
+        producer[(edge.get("to-layer", ""), edge.get("to-port", ""))] = (
+            edge.get("from-layer", ""),
+            edge.get("from-port", ""),
+        )
+    out_ports: dict[tuple[str, str], ET.Element] = {}
+    inputs: list[TensorSpec] = []
+    results: list[ET.Element] = []
+    weights_needed = 0
+    for layer in layers.iter("layer"):
+        kind = layer.get("type")
+        lid = layer.get("id", "")
+        output = layer.find("output")
+        for port in output if output is not None else ():
+            out_ports[(lid, port.get("id", ""))] = port
+        data = layer.find("data")
+        if kind == "Parameter":
+            port = output[0] if output is not None and len(output) else None
+            inputs.append(_param_spec(layer, data, port, where))
+        elif kind == "Result":
+            results.append(layer)
+        if data is not None and data.get("offset") is not None and data.get("size") is not None:
+            try:
+                end = int(data.get("offset", "0")) + int(data.get("size", "0"))
+            except ValueError:
+                raise ModelFormatError(
+                    f"{where}: layer {layer.get('name')!r} has a non-numeric weight offset or size"
+                ) from None
+            weights_needed = max(weights_needed, end)
+    outputs = [_result_spec(r, producer, out_ports, where) for r in results]
+    return IRInfo(inputs, outputs, weights_needed)
+
+
+def _param_spec(
+    layer: ET.Element, data: ET.Element | None, port: ET.Element | None, where: str
+) -> TensorSpec:
+    names = _first_name(port.get("names") if port is not None else None) or layer.get("name", "")
+    if data is not None and data.get("element_type"):
+        dtype = _dtype(data.get("element_type", ""))
+    else:
+        dtype = _dtype(port.get("precision", "") if port is not None else "")
+    if port is not None and port.find("dim") is not None:
+        shape = tuple(_dim(d.text or "", where) for d in port.findall("dim"))
+    elif data is not None and data.get("shape") is not None:
+        text = data.get("shape", "").strip()
+        shape = tuple(_dim(d, where) for d in text.split(",")) if text else ()
+    else:
+        shape = ()
+    return TensorSpec(names, shape, dtype)
+
+
+def _result_spec(
+    layer: ET.Element,
+    producer: dict[tuple[str, str], tuple[str, str]],
+    out_ports: dict[tuple[str, str], ET.Element],
+    where: str,
+) -> TensorSpec:
+    inp = layer.find("input")
+    port = inp[0] if inp is not None and len(inp) else None
+    source = producer.get((layer.get("id", ""), port.get("id", "") if port is not None else ""))
+    src_port = out_ports.get(source) if source else None
+    name = (
+        _first_name(layer.get("output_names"))
+        or _first_name(src_port.get("names") if src_port is not None else None)
+        or layer.get("name", "")
+    )
+    ref = port if port is not None else src_port
+    dtype = _dtype(ref.get("precision", "") if ref is not None else "")
+    shape = tuple(_dim(d.text or "", where) for d in ref.findall("dim")) if ref is not None else ()
+    return TensorSpec(name, shape, dtype)
+
+
+def _first_name(names: str | None) -> str | None:
+    """The first of OpenVINO's comma-separated names (``\\,`` escapes a comma)."""
+    if not names:
+        return None
+    out, i = [], 0
+    while i < len(names):
+        ch = names[i]
+        if ch == "\\" and i + 1 < len(names):
+            out.append(names[i + 1])
+            i += 2
+            continue
+        if ch == ",":
+            break
+        out.append(ch)
+        i += 1
+    return "".join(out).strip() or None
+
+
+def _dtype(name: str) -> str:
+    key = name.strip().lower()
+    return _TYPES.get(key, key or "unknown")
+
+
+def _dim(text: str, where: str) -> Dim:
+    text = text.strip()
+    if text in ("-1", "?", "") or ".." in text:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise ModelFormatError(f"{where}: dimension {text!r} is not a number") from None
+    return None if value < 0 else value

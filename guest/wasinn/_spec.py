@@ -1,0 +1,193 @@
+"""What a model says about its inputs and outputs, and checking feeds against it."""
+
+from __future__ import annotations
+
+import array
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from . import _dtypes
+from ._errors import ValidationError
+from ._tensor import Tensor
+
+Dim = Optional[int]
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """One input or output of a model, as the model itself declares it.
+
+    ``shape`` has ``None`` for a dynamic dimension. ``dtype`` is a wasinn
+    dtype name, or the model's own type name (e.g. ``"boolean"``) for a type
+    wasi-nn cannot carry.
+
+    Example::
+
+        >>> spec = model.inputs[0]
+        >>> spec.name, spec.shape, spec.dtype
+        ('image', (None, 1, 8, 8), 'f32')
+    """
+
+    name: str
+    shape: tuple[Dim, ...]
+    dtype: str
+
+    def __str__(self) -> str:
+        dims = ", ".join("?" if d is None else str(d) for d in self.shape)
+        return f"{self.name}: {self.dtype}[{dims}]"
+
+    @property
+    def is_static(self) -> bool:
+        """True when every dimension is known."""
+        return all(d is not None for d in self.shape)
+
+
+_SCALAR_HELP = (
+    "the wasmtime host cannot pass rank-0 tensors (OpenVINO's C API refuses a 0-dim "
+    "shape); give the value shape [1]"
+)
+
+
+def _names(specs: Sequence[TensorSpec]) -> str:
+    return ", ".join(repr(s.name) for s in specs) or "(none)"
+
+
+def _is_whole_tensor(value: Any) -> bool:
+    """True for values that are one tensor each, never a list of inputs."""
+    return isinstance(value, (Tensor, bytes, bytearray, memoryview, array.array))
+
+
+def feeds(inputs: Any, specs: Sequence[TensorSpec] | None) -> list[tuple[str, Tensor]]:
+    """Turn what the user passed to ``run`` into checked ``(name, Tensor)`` pairs.
+
+    ``inputs`` is a mapping of name to tensor-like, a sequence with one
+    tensor-like per input in model order, or one tensor-like for a model with
+    a single input. Every check happens here, before any host call.
+    """
+    if specs is None:
+        if not isinstance(inputs, Mapping):
+            raise ValidationError(
+                "this model has no input metadata (it was loaded by name or from a format "
+                "wasinn cannot read), so pass inputs as a mapping of name to tensor"
+            )
+        return [(str(name), _as_tensor(name, value, None)) for name, value in inputs.items()]
+
+    if isinstance(inputs, Mapping):
+        by_name = {s.name: s for s in specs}
+        unknown = [k for k in inputs if k not in by_name]
+        if unknown:
+            raise ValidationError(
+                f"unknown input {', '.join(repr(k) for k in unknown)}; "
+                f"the model's inputs are: {_names(specs)}"
+            )
+        missing = [s.name for s in specs if s.name not in inputs]
+        if missing:
+            raise ValidationError(
+                f"missing input {', '.join(repr(m) for m in missing)}; the model needs all of: "
+                f"{_names(specs)} (given: {', '.join(repr(k) for k in inputs) or 'none'})"
+            )
+        return [(s.name, _as_tensor(s.name, inputs[s.name], s)) for s in specs]
+
+    # A list is one value per input, except for a single-input model, where a
+    # list of numbers is the tensor itself.
+    positional = isinstance(inputs, (list, tuple)) and (
+        len(specs) != 1 or (len(inputs) == 1 and _is_whole_tensor(inputs[0]))
+    )
+    if positional:
+        if len(inputs) != len(specs):
+            raise ValidationError(
+                f"{len(inputs)} inputs given by position, but the model has {len(specs)}: "
+                f"{_names(specs)}"
+            )
+        return [(s.name, _as_tensor(s.name, v, s)) for s, v in zip(specs, inputs)]
+    if len(specs) != 1:
+        raise ValidationError(
+            f"a single tensor was given, but the model has {len(specs)} inputs: "
+            f"{_names(specs)}; pass a mapping of name to tensor"
+        )
+    return [(specs[0].name, _as_tensor(specs[0].name, inputs, specs[0]))]
+
+
+def _as_tensor(name: str, value: Any, spec: TensorSpec | None) -> Tensor:
+    if spec is not None and spec.dtype not in _dtypes.ITEMSIZE:
+        raise ValidationError(
+            f"input {name!r} has element type {spec.dtype!r}, which wasi-nn cannot carry "
+            f"(it carries {', '.join(_dtypes.DTYPES)}); this model cannot run on this host"
+        )
+    if spec is not None and not spec.shape:
+        raise ValidationError(f"input {name!r} is declared as a scalar (shape []), but {_SCALAR_HELP}; "
+                              "re-export the model with a [1] input")
+    if isinstance(value, Tensor):
+        tensor = value
+    else:
+        try:
+            tensor = _from_tensor_like(value, spec)
+        except ValidationError as exc:
+            raise ValidationError(f"input {name!r}: {exc}") from None
+    if not tensor.shape:
+        raise ValidationError(f"input {name!r} is a scalar (shape ()), but {_SCALAR_HELP}")
+    if spec is not None:
+        _check(name, tensor, spec)
+    return tensor
+
+
+def _from_tensor_like(value: Any, spec: TensorSpec | None) -> Tensor:
+    """Build a tensor in the model's dtype (and static shape, for flat data)."""
+    if spec is None:
+        return Tensor(value)
+    raw = isinstance(value, (bytes, bytearray)) or (
+        isinstance(value, memoryview) and value.format in ("B", "b", "c") and value.ndim == 1
+    )
+    if raw:
+        if not spec.is_static:
+            raise ValidationError(
+                f"raw bytes cannot fill the dynamic shape {_shape_text(spec.shape)}; "
+                "pass Tensor(data, shape=..., dtype=...)"
+            )
+        return Tensor(value, shape=spec.shape, dtype=spec.dtype)  # type: ignore[arg-type]
+    tensor = Tensor(value, dtype=spec.dtype)
+    # Flat data (an array.array, a flat list) fills a static shape of the same size.
+    if tensor.ndim == 1 and len(spec.shape) != 1 and spec.is_static:
+        if tensor.size == math.prod(spec.shape):  # type: ignore[arg-type]
+            tensor = tensor.reshape(spec.shape)  # type: ignore[arg-type]
+    return tensor
+
+
+def _shape_text(shape: Sequence[Dim]) -> str:
+    return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
+
+
+def _check(name: str, tensor: Tensor, spec: TensorSpec) -> None:
+    if tensor.dtype != spec.dtype:
+        raise ValidationError(
+            f"input {name!r} must be {spec.dtype}, got {tensor.dtype}; "
+            f"convert it with tensor.astype({spec.dtype!r})"
+        )
+    fits = len(tensor.shape) == len(spec.shape) and all(
+        want is None or want == got for want, got in zip(spec.shape, tensor.shape)
+    )
+    if not fits:
+        raise ValidationError(
+            f"input {name!r} has shape {list(tensor.shape)}, but the model wants "
+            f"{_shape_text(spec.shape)} ('?' is any size)"
+        )
+
+
+def select(outputs: Sequence[str] | None, specs: Sequence[TensorSpec] | None) -> list[str] | None:
+    """Check an ``outputs=`` list against the model's outputs."""
+    if outputs is None:
+        return None
+    if isinstance(outputs, str):
+        outputs = [outputs]
+    wanted = list(outputs)
+    if specs is not None:
+        known = {s.name for s in specs}
+        unknown = [o for o in wanted if o not in known]
+        if unknown:
+            raise ValidationError(
+                f"unknown output {', '.join(repr(o) for o in unknown)}; "
+                f"the model's outputs are: {_names(specs)}"
+            )
+    return wanted

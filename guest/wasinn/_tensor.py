@@ -1,0 +1,365 @@
+"""``Tensor``: a shape, a dtype and immutable little-endian bytes."""
+
+from __future__ import annotations
+
+import array
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any, Union
+
+from . import _dtypes
+from ._errors import ValidationError
+
+Number = Union[int, float, bool]
+Shape = tuple[int, ...]
+
+# wasi-nn dimensions are u32.
+_MAX_DIM = (1 << 32) - 1
+
+
+class Tensor:
+    """An n-dimensional array of one of wasi-nn's seven element types.
+
+    ``data`` may be:
+
+    - ``bytes``, ``bytearray`` or a byte ``memoryview``: the raw element bytes
+      (little-endian, row-major). ``dtype`` defaults to ``"u8"``; ``shape``
+      defaults to one axis. ``bytes`` are kept as they are, never copied.
+    - ``array.array`` or any typed buffer (a numpy array natively): its items,
+      dtype and shape are taken from the buffer unless given.
+    - nested lists or tuples of numbers, or a single number: floats default to
+      ``"f32"``, integers and bools to ``"i64"``.
+    - another ``Tensor`` (reshaped or converted if ``shape``/``dtype`` differ).
+
+    ``dtype`` is one of ``"f16"``, ``"bf16"``, ``"f32"``, ``"f64"``, ``"u8"``,
+    ``"i32"``, ``"i64"`` (numpy spellings such as ``"float32"`` work too).
+    Values are converted when ``dtype`` differs from the data's own type;
+    raw bytes are never converted, only reinterpreted.
+
+    Example::
+
+        >>> t = Tensor([[1, 2, 3], [4, 5, 6]], dtype="f32")
+        >>> t.shape, t.dtype
+        ((2, 3), 'f32')
+        >>> t.argmax(), t.topk(2)
+        (5, [(5, 6.0), (4, 5.0)])
+        >>> Tensor(t.tobytes(), shape=(3, 2), dtype="f32").tolist()
+        [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
+    """
+
+    __slots__ = ("_data", "_shape", "_dtype")
+
+    def __init__(
+        self,
+        data: Any,
+        shape: Iterable[int] | None = None,
+        dtype: Any = None,
+    ) -> None:
+        want = _dtypes.canonical(dtype) if dtype is not None else None
+        given_shape = _check_shape(shape) if shape is not None else None
+        raw, own_shape, own_dtype = _ingest(data, want)
+        dt = want or own_dtype
+        if raw is None:  # data came as numbers: pack them now
+            values, own_shape = own_shape  # type: ignore[misc]
+            raw = _dtypes.encode(values, dt)
+        elif want is not None and own_dtype not in (want, None):
+            # A typed buffer of another dtype: convert by value.
+            raw = _dtypes.encode(_dtypes.decode(raw, own_dtype), want)
+        itemsize = _dtypes.ITEMSIZE[dt]
+        if given_shape is None:
+            if own_shape is None:
+                if len(raw) % itemsize:
+                    raise ValidationError(
+                        f"{len(raw)} bytes is not a whole number of {dt} elements "
+                        f"({itemsize} bytes each)"
+                    )
+                own_shape = (len(raw) // itemsize,)
+            given_shape = own_shape
+        need = math.prod(given_shape) * itemsize
+        if len(raw) != need:
+            raise ValidationError(
+                f"{len(raw)} bytes of data do not fill shape {list(given_shape)} of {dt}: "
+                f"that needs {math.prod(given_shape)} x {itemsize} = {need} bytes"
+            )
+        self._data: bytes = raw
+        self._shape: Shape = given_shape
+        self._dtype: str = dt
+
+    @classmethod
+    def _wrap(cls, data: bytes, shape: Sequence[int], dtype: str) -> Tensor:
+        """Adopt trusted host bytes without copying or re-checking them."""
+        self = cls.__new__(cls)
+        self._data = data
+        self._shape = tuple(shape)
+        self._dtype = dtype
+        return self
+
+    @classmethod
+    def zeros(cls, shape: Iterable[int], dtype: Any = "f32") -> Tensor:
+        """A tensor of zeros, e.g. the first recurrent state of a model.
+
+        >>> Tensor.zeros((2, 1, 128)).shape
+        (2, 1, 128)
+        """
+        dims = _check_shape(shape)
+        dt = _dtypes.canonical(dtype)
+        return cls._wrap(bytes(math.prod(dims) * _dtypes.ITEMSIZE[dt]), dims, dt)
+
+    # ------------------------------------------------------------ properties
+
+    @property
+    def shape(self) -> Shape:
+        """The dimensions, outermost first, e.g. ``(1, 10)``."""
+        return self._shape
+
+    @property
+    def dtype(self) -> str:
+        """The element type, e.g. ``"f32"``."""
+        return self._dtype
+
+    @property
+    def ndim(self) -> int:
+        """The number of axes (0 for a scalar)."""
+        return len(self._shape)
+
+    @property
+    def size(self) -> int:
+        """The number of elements."""
+        return math.prod(self._shape)
+
+    @property
+    def nbytes(self) -> int:
+        """The length of the element bytes."""
+        return len(self._data)
+
+    @property
+    def data(self) -> memoryview:
+        """A read-only, zero-copy view of the element bytes."""
+        return memoryview(self._data)
+
+    def tobytes(self) -> bytes:
+        """The element bytes (the tensor's own ``bytes`` object, not a copy)."""
+        return self._data
+
+    # ------------------------------------------------------------ values
+
+    def tolist(self) -> Any:
+        """The values as (nested) Python lists; a number for a scalar.
+
+        >>> Tensor([1.5, 2.5], dtype="f16").tolist()
+        [1.5, 2.5]
+        """
+        flat = _dtypes.decode(self._data, self._dtype)
+        if not self._shape:
+            return flat[0]
+        return _nest(flat, self._shape)
+
+    def item(self) -> float | int:
+        """The single value of a one-element tensor.
+
+        >>> Tensor([[0.25]]).item()
+        0.25
+        """
+        if self.size != 1:
+            raise ValidationError(
+                f"item() needs a tensor with exactly one element; this one has shape "
+                f"{list(self._shape)} ({self.size} elements)"
+            )
+        return _dtypes.decode(self._data, self._dtype)[0]
+
+    def argmax(self, axis: int | None = None) -> Any:
+        """Index of the largest value.
+
+        With ``axis=None`` the index is into the flattened tensor. With
+        ``axis=-1`` (the last axis) the result is a nested list with one index
+        per row, e.g. one class per image of a batch.
+
+        >>> Tensor([[0.1, 0.9], [0.8, 0.2]]).argmax(axis=-1)
+        [1, 0]
+        """
+        flat = _dtypes.decode(self._data, self._dtype)
+        if not flat:
+            raise ValidationError("argmax() of an empty tensor")
+        if axis is None:
+            return max(range(len(flat)), key=flat.__getitem__)
+        if axis not in (-1, self.ndim - 1):
+            raise ValidationError(f"argmax supports axis=None or the last axis (-1), not {axis}")
+        n = self._shape[-1]
+        best = [
+            max(range(n), key=flat[start : start + n].__getitem__)
+            for start in range(0, len(flat), n)
+        ]
+        return _nest(best, self._shape[:-1]) if self.ndim > 1 else best[0]
+
+    def topk(self, k: int) -> list[tuple[int, float | int]]:
+        """The ``k`` largest values of the flattened tensor as ``(index, value)``.
+
+        Sorted from largest to smallest; ties keep the lower index first.
+
+        >>> Tensor([0.1, 0.7, 0.2]).topk(2)
+        [(1, 0.699999988079071), (2, 0.20000000298023224)]
+        """
+        if k < 0:
+            raise ValidationError(f"topk needs k >= 0, not {k}")
+        flat = _dtypes.decode(self._data, self._dtype)
+        order = sorted(range(len(flat)), key=lambda i: (-flat[i], i))
+        return [(i, flat[i]) for i in order[:k]]
+
+    def reshape(self, *shape: int | Iterable[int]) -> Tensor:
+        """The same bytes under another shape with as many elements.
+
+        >>> Tensor(bytes(8), dtype="u8").reshape(2, 4).shape
+        (2, 4)
+        """
+        dims: Any = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
+        return Tensor(self._data, shape=dims, dtype=self._dtype)
+
+    def astype(self, dtype: Any) -> Tensor:
+        """A copy converted value by value to another dtype.
+
+        >>> Tensor([1.5, -2.0]).astype("bf16").tolist()
+        [1.5, -2.0]
+        """
+        dt = _dtypes.canonical(dtype)
+        if dt == self._dtype:
+            return self
+        values = _dtypes.decode(self._data, self._dtype)
+        if dt not in _dtypes.FLOATS and self._dtype in _dtypes.FLOATS:
+            values = [_float_to_int(v, dt) for v in values]
+        return Tensor._wrap(_dtypes.encode(values, dt), self._shape, dt)
+
+    # ------------------------------------------------------------ dunder
+
+    def __len__(self) -> int:
+        if not self._shape:
+            raise TypeError("len() of a scalar tensor")
+        return self._shape[0]
+
+    def __repr__(self) -> str:
+        if self.size <= 8:
+            body = repr(self.tolist())
+        else:
+            body = f"{self.nbytes} bytes"
+        return f"Tensor({body}, shape={self._shape}, dtype={self._dtype!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Tensor):
+            return NotImplemented
+        return (self._shape, self._dtype, self._data) == (other._shape, other._dtype, other._data)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _check_shape(shape: Iterable[int]) -> Shape:
+    try:
+        dims = tuple(shape)
+    except TypeError:
+        raise ValidationError(f"shape must be a sequence of integers, not {shape!r}") from None
+    for d in dims:
+        if not isinstance(d, int) or isinstance(d, bool) or not 0 <= d <= _MAX_DIM:
+            raise ValidationError(
+                f"shape {list(dims)} is not valid: every dimension must be an integer "
+                f"from 0 to {_MAX_DIM}"
+            )
+    return dims
+
+
+def _ingest(data: Any, want: str | None) -> tuple[bytes | None, Any, str | None]:
+    """Classify ``data``: (raw bytes, shape or None, dtype or None).
+
+    For numbers the first item is None and the second is ``(values, shape)``.
+    """
+    if isinstance(data, Tensor):
+        return data._data, data._shape, data._dtype
+    if isinstance(data, (bytes, bytearray)) or (
+        isinstance(data, memoryview) and data.format in ("B", "b", "c") and data.ndim == 1
+    ):
+        # Plain bytes: reinterpreted as ``want``, never converted. The host
+        # binding takes only ``bytes``, so other byte buffers are copied once.
+        return data if isinstance(data, bytes) else bytes(data), None, want or "u8"
+    if isinstance(data, array.array) or _has_buffer(data):
+        view = memoryview(data)
+        if not view.c_contiguous:
+            raise ValidationError("the buffer is not C-contiguous; pass a contiguous copy")
+        fmt_dtype = _dtypes.dtype_of_format(view.format, view.itemsize)
+        raw = view.tobytes()
+        if fmt_dtype is None:
+            raise ValidationError(
+                f"buffer format {view.format!r} has no wasi-nn dtype; supported: "
+                f"{', '.join(_dtypes.DTYPES)}"
+            )
+        return raw, tuple(view.shape) if view.ndim != 1 else None, fmt_dtype
+    if isinstance(data, (int, float)):
+        dtype = want or ("f32" if isinstance(data, float) else "i64")
+        values = [_coerce(data, dtype)]
+        return None, (values, ()), dtype
+    if isinstance(data, (list, tuple)):
+        flat: list[Number] = []
+        shape = _flatten(data, flat)
+        dtype = want or ("f32" if any(isinstance(v, float) for v in flat) else "i64")
+        if not flat and want is None:
+            dtype = "f32"
+        if dtype not in _dtypes.FLOATS:
+            flat = [_float_to_int(v, dtype) if isinstance(v, float) else v for v in flat]
+        return None, (flat, shape), dtype
+    raise ValidationError(
+        f"cannot make a tensor from {type(data).__name__}; pass bytes, array.array, "
+        "nested lists of numbers, a number or a Tensor"
+    )
+
+
+def _has_buffer(obj: Any) -> bool:
+    try:
+        memoryview(obj)
+    except TypeError:
+        return False
+    return True
+
+
+def _flatten(data: Sequence[Any], out: list[Number]) -> Shape:
+    """Append the numbers of a nested list to ``out``; return its shape."""
+    if not data:
+        return (0,)
+    first = data[0]
+    if isinstance(first, (list, tuple)):
+        inner = _flatten(first, out)
+        for row in data[1:]:
+            if not isinstance(row, (list, tuple)) or _flatten(row, out) != inner:
+                raise ValidationError(
+                    "nested lists are ragged: every row at one depth must have the same length"
+                )
+        return (len(data), *inner)
+    for v in data:
+        if not isinstance(v, (int, float)):
+            raise ValidationError(
+                f"tensor elements must be numbers, found {type(v).__name__} ({v!r})"
+            )
+    out.extend(data)
+    return (len(data),)
+
+
+def _coerce(value: Number, dtype: str) -> Number:
+    if dtype in _dtypes.FLOATS:
+        return float(value)
+    return _float_to_int(value, dtype) if isinstance(value, float) else int(value)
+
+
+def _float_to_int(value: float | int, dtype: str) -> int:
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValidationError(
+                f"{value!r} is not a whole number and cannot be stored as {dtype}; "
+                "round it first or use a float dtype"
+            )
+        return int(value)
+    return value
+
+
+def _nest(flat: list[Any], shape: Shape) -> Any:
+    if len(shape) <= 1:
+        return flat
+    step = math.prod(shape[1:])
+    return [_nest(flat[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])]
