@@ -166,6 +166,10 @@ _HINTS = {
         "operation or type this OpenVINO cannot read, the weights do not belong to the "
         "model, or the target device does not exist on the host."
     ),
+    "load-device": (
+        "the host does not pass on OpenVINO's reason. Usual cause: the host has no such "
+        "device that OpenVINO can use (try target=['gpu', 'cpu'] to fall back)."
+    ),
     "context": "the host does not pass on OpenVINO's reason; the device may be out of memory.",
     "compute": (
         "the host does not pass on OpenVINO's reason. Usual causes: an input tensor the "
@@ -179,8 +183,8 @@ def from_host(code: str, host_message: str, action: str, what: str) -> WasiNNErr
     """Turn a wasi-nn error into the matching wasinn exception.
 
     ``code`` is the wasi-nn ``error-code`` name, ``host_message`` the host's
-    text, ``action`` one of ``"load"``, ``"context"`` or ``"compute"`` (picks
-    the hint), and ``what`` a phrase such as ``"loading model.xml on cpu"``.
+    text, ``action`` one of ``"load"``, ``"load-device"`` (loading for a
+    non-CPU target), ``"context"`` or ``"compute"`` (picks the hint), and ``what`` a phrase such as ``"loading model.xml on cpu"``.
     """
     cls = _BY_CODE.get(code, UnknownError)
     message = f"{what} failed [{code}]: {host_message}"

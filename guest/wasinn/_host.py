@@ -51,7 +51,7 @@ def load(builders: list[bytes], encoding: str, target: str, what: str) -> Any:
     try:
         return _graph.load(builders, _ENCODINGS[encoding], _TARGETS[target])
     except Err as err:
-        _raise(err, "load", what)
+        _raise(err, "load" if target == "cpu" else "load-device", what)
 
 
 def load_by_name(name: str, what: str) -> Any:

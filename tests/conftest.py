@@ -1,0 +1,105 @@
+"""Shared fixtures: test models, the fake host, and running real components."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import models
+from fake_host import FakeHost
+from wasinn import _model
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD_SH = ROOT / "build.sh"
+
+
+@pytest.fixture(scope="session")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny test models, built once per test run."""
+    return models.build_all(tmp_path_factory.mktemp("models"))
+
+
+@pytest.fixture
+def fake_host() -> Iterator[FakeHost]:
+    """Point wasinn at the native fake host for the duration of a test."""
+    host = FakeHost()
+    previous = _model._use_host(host)
+    try:
+        yield host
+    finally:
+        _model._use_host(previous)
+
+
+@dataclass
+class Completed:
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def lines(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.stdout.splitlines() if line.startswith("{")]
+
+    def assert_no_trap(self) -> None:
+        """The component ended by returning, not by a trap or a host crash."""
+        assert self.code in (0, 1), f"exit {self.code}: {self.stderr[-2000:]}"
+        assert "panicked" not in self.stderr, self.stderr[-2000:]
+        assert "wasm trap" not in self.stderr, self.stderr[-2000:]
+        assert "Unexpected" not in self.stdout, self.stdout
+
+
+def _build(app: Path) -> None:
+    subprocess.run([str(BUILD_SH), "build", str(app)], check=True, capture_output=True, text=True)
+
+
+@pytest.fixture(scope="session")
+def built() -> dict[str, Path]:
+    """Build the digits app and the test guest into real components (once)."""
+    apps = {"digits": ROOT / "apps" / "digits", "guest_app": ROOT / "tests" / "guest_app"}
+    for app in apps.values():
+        try:
+            _build(app)
+        except subprocess.CalledProcessError as exc:
+            pytest.fail(f"building {app} failed:\n{exc.stdout}\n{exc.stderr}")
+    return apps
+
+
+def run_component(
+    app: str | Path, *args: str, cwd: Path, wasmtime_flags: str = "", timeout: float = 120
+) -> Completed:
+    """``./build.sh run APP ARGS`` from ``cwd`` (mapped into the guest as '.')."""
+    env = dict(os.environ)
+    if wasmtime_flags:
+        env["WASMTIME_FLAGS"] = wasmtime_flags
+    proc = subprocess.run(
+        [str(BUILD_SH), "run", str(app), *args],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
+    )
+    return Completed(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture
+def guest(built: dict[str, Path], model_dir: Path, request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """Run a JSON script through the test guest component; see tests/guest_app/app.py.
+
+    The component sees ``model_dir`` as its current directory, so paths in
+    scripts are relative to it.
+    """
+    counter = iter(range(1000))
+
+    def run(script: dict[str, Any], wasmtime_flags: str = "") -> Completed:
+        name = f"script_{request.node.name}_{next(counter)}.json"
+        name = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
+        (model_dir / name).write_text(json.dumps(script))
+        done = run_component(built["guest_app"], name, cwd=model_dir, wasmtime_flags=wasmtime_flags)
+        done.assert_no_trap()
+        return done
+
+    return run

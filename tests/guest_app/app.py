@@ -1,0 +1,138 @@
+"""A test-only guest: runs a JSON script of wasinn calls and prints what happened.
+
+    guest_app SCRIPT.json
+
+The script is ``{"load": LOAD, "steps": [STEP, ...]}``:
+
+- LOAD: ``{"path": P, "encoding": E, "target": T}`` (only path is required) or
+  ``{"name": N}`` for ``Model.load_by_name``.
+- STEP, one of:
+  ``{"let": NAME, "tensor": TENSOR}`` keeps a Tensor for later steps;
+  ``{"run": {INPUT: TENSOR or "$NAME"}, "outputs": [...], "session": K}`` runs
+  (on session K when given; ``run`` may also be a list, for positional inputs);
+  ``{"session": K}`` opens session K; ``{"close": true}`` closes the model;
+  ``{"close_session": K}``; ``{"describe": true}`` prints metadata.
+- TENSOR: ``{"dtype": D, "shape": S, "values": [...]}`` or ``{"dtype", "shape", "hex"}``
+  for exact bytes, or ``{"raw_hex": H}`` for raw bytes handed to run as they are.
+
+Each step prints one JSON line: ``{"ok": ...}`` or ``{"error": CLASS, "message": M}``.
+The process exits 1 if any step (or the load) raised.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from componentize_py_types import Err
+from wit_world import exports
+
+from wasinn import Model, Session, Tensor, WasiNNError
+
+
+def make_tensor(spec: Any, lets: dict[str, Tensor]) -> Any:
+    if isinstance(spec, str) and spec.startswith("$"):
+        return lets[spec[1:]]
+    if "raw_hex" in spec:
+        return bytes.fromhex(spec["raw_hex"])
+    if "hex" in spec:
+        return Tensor(bytes.fromhex(spec["hex"]), shape=spec["shape"], dtype=spec["dtype"])
+    if "shape" in spec:
+        return Tensor(spec["values"], shape=spec["shape"], dtype=spec.get("dtype"))
+    return spec["values"]
+
+
+def describe(model: Model) -> dict[str, Any]:
+    def specs(items: Any) -> Any:
+        if items is None:
+            return None
+        return [{"name": s.name, "shape": list(s.shape), "dtype": s.dtype} for s in items]
+
+    return {
+        "inputs": specs(model.inputs),
+        "outputs": specs(model.outputs),
+        "target": model.target,
+        "encoding": model.encoding,
+        "skipped_targets": model.skipped_targets,
+    }
+
+
+def load(spec: dict[str, Any]) -> Model:
+    if "name" in spec:
+        return Model.load_by_name(spec["name"])
+    kwargs = {k: spec[k] for k in ("encoding", "target") if k in spec}
+    source: Any = spec["path"]
+    if spec.get("as_bytes"):
+        with open(source, "rb") as f:
+            source = f.read()
+    return Model.load(source, **kwargs)
+
+
+def step(model: Model, st: dict[str, Any], lets: dict[str, Tensor], sessions: dict[str, Session]) -> Any:
+    if "let" in st:
+        lets[st["let"]] = make_tensor(st["tensor"], lets)
+        return st["let"]
+    if "run" in st:
+        target: Any = sessions[str(st["session"])] if "session" in st else model
+        inputs = st["run"]
+        if isinstance(inputs, dict) and not {"dtype", "values", "hex", "raw_hex"} & inputs.keys():
+            feed: Any = {k: make_tensor(v, lets) for k, v in inputs.items()}
+        elif isinstance(inputs, list):
+            feed = [make_tensor(v, lets) for v in inputs]
+        else:
+            feed = make_tensor(inputs, lets)
+        out = target.run(feed, outputs=st.get("outputs"))
+        return {
+            name: {"dtype": t.dtype, "shape": list(t.shape), "hex": t.tobytes().hex()}
+            for name, t in out.items()
+        }
+    if "close_session" in st:
+        sessions[str(st["close_session"])].close()
+        return "closed"
+    if "session" in st:
+        sessions[str(st["session"])] = model.session()
+        return "opened"
+    if "close" in st:
+        model.close()
+        return "closed"
+    if "describe" in st:
+        return describe(model)
+    raise ValueError(f"unknown step {st!r}")
+
+
+def report(exc: Exception) -> None:
+    print(json.dumps({"error": type(exc).__name__, "message": str(exc), "code": getattr(exc, "code", None)}))
+
+
+def main(args: list[str]) -> int:
+    with open(args[0]) as f:
+        script = json.load(f)
+    try:
+        model = load(script["load"])
+    except (WasiNNError, OSError) as exc:
+        report(exc)
+        return 1
+    print(json.dumps({"ok": describe(model)}))
+    failed = False
+    lets: dict[str, Tensor] = {}
+    sessions: dict[str, Session] = {}
+    for st in script.get("steps", []):
+        try:
+            print(json.dumps({"ok": step(model, st, lets, sessions)}))
+        except WasiNNError as exc:
+            report(exc)
+            failed = True
+    model.close()
+    return 1 if failed else 0
+
+
+class Run(exports.Run):
+    def run(self) -> None:
+        try:
+            code = main(sys.argv[1:])
+        except Exception as exc:  # an unexpected exception must not trap the component
+            print(json.dumps({"error": "Unexpected", "message": repr(exc)}))
+            code = 70
+        if code:
+            raise Err(None)

@@ -1,0 +1,108 @@
+"""Tiny models the tests build with OpenVINO's opset API (and one ONNX file)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import openvino as ov
+import openvino.opset13 as ops
+
+DTYPES = ("f16", "bf16", "f32", "f64", "u8", "i32", "i64")
+OV_TYPES = {
+    "f16": ov.Type.f16, "bf16": ov.Type.bf16, "f32": ov.Type.f32, "f64": ov.Type.f64,
+    "u8": ov.Type.u8, "i32": ov.Type.i32, "i64": ov.Type.i64,
+}  # fmt: skip
+MATRIX = np.arange(12, dtype=np.float32).reshape(3, 4) / 4.0
+
+
+def _named(node: ov.Node, name: str) -> ov.Node:
+    node.output(0).get_tensor().set_names({name})
+    return node
+
+
+def two_outputs(path: Path) -> None:
+    """Inputs y, x (f32[2,3]); outputs 'prod' = x @ MATRIX and 'sum' = x + y.
+
+    The outputs are deliberately not in alphabetical order and the inputs are
+    declared y before x, so positional mistakes show.
+    """
+    x = ops.parameter([2, 3], np.float32, name="x")
+    y = ops.parameter([2, 3], np.float32, name="y")
+    total = _named(ops.add(x, y), "sum")
+    prod = _named(ops.matmul(x, ops.constant(MATRIX), False, False), "prod")
+    model = ov.Model([ops.result(prod), ops.result(total)], [y, x], "two_outputs")
+    ov.save_model(model, path, compress_to_fp16=False)
+
+
+def identity(path: Path, dtype: str, through_op: bool) -> None:
+    """'out' = 'inp' (f32[2, 3] of one dtype).
+
+    Without an op the Parameter feeds the Result directly, so the bytes must
+    come back unchanged. With ``through_op`` a Concat copies the values on the
+    CPU plugin, which computes f64 in f32: the guest must then agree with
+    OpenVINO run natively, not with the input.
+    """
+    inp = ops.parameter([2, 3], OV_TYPES[dtype], name="inp")
+    if through_op:
+        inp.output(0).get_tensor().set_names({"inp"})
+        out = ops.result(_named(ops.concat([inp], 0), "out"))
+    else:
+        out = ops.result(inp)
+    ov.save_model(ov.Model([out], [inp], f"identity_{dtype}"), path, compress_to_fp16=False)
+
+
+def dynamic(path: Path) -> None:
+    """'scaled' = 2 * 'v' for v: f32[?, 4]."""
+    v = ops.parameter([-1, 4], np.float32, name="v")
+    out = _named(ops.multiply(v, ops.constant(np.float32(2.0))), "scaled")
+    ov.save_model(ov.Model([ops.result(out)], [v], "dynamic"), path, compress_to_fp16=False)
+
+
+def scalar_input(path: Path) -> None:
+    """A model whose input is rank 0, which the wasmtime host cannot feed."""
+    s = ops.parameter([], np.float32, name="s")
+    out = _named(ops.multiply(s, ops.constant(np.float32(3.0))), "tripled")
+    ov.save_model(ov.Model([ops.result(out)], [s], "scalar"), path, compress_to_fp16=False)
+
+
+def onnx_add_mul(path: Path) -> None:
+    """ONNX: 'total' = a + b and 'scaled' = a * 3, with a, b f32[2, 2]."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [
+            helper.make_node("Add", ["a", "b"], ["total"]),
+            helper.make_node("Mul", ["a", "three"], ["scaled"]),
+        ],
+        "add_mul",
+        [
+            helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, 2]),
+            helper.make_tensor_value_info("b", TensorProto.FLOAT, [2, 2]),
+        ],
+        [
+            helper.make_tensor_value_info("total", TensorProto.FLOAT, [2, 2]),
+            helper.make_tensor_value_info("scaled", TensorProto.FLOAT, [2, 2]),
+        ],
+        initializer=[helper.make_tensor("three", TensorProto.FLOAT, [], [3.0])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, path)
+
+
+def build_all(directory: Path) -> Path:
+    """Write every test model into ``directory``; return it."""
+    directory.mkdir(parents=True, exist_ok=True)
+    two_outputs(directory / "two.xml")
+    for dtype in DTYPES:
+        identity(directory / f"ident_{dtype}.xml", dtype, through_op=False)
+        identity(directory / f"concat_{dtype}.xml", dtype, through_op=True)
+    dynamic(directory / "dynamic.xml")
+    scalar_input(directory / "scalar.xml")
+    onnx_add_mul(directory / "add_mul.onnx")
+    # A directory the host can preload: -S nn-graph=openvino::<dir>/byname
+    (directory / "byname").mkdir(exist_ok=True)
+    two_outputs(directory / "byname" / "model.xml")
+    return directory

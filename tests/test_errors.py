@@ -1,0 +1,64 @@
+"""Host error translation: every wasi-nn error code has its own exception class."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import wasinn
+from wasinn import _errors
+
+WIT = Path(__file__).resolve().parent.parent / "guest" / "wasinn" / "wit" / "wasi-nn.wit"
+
+
+def wit_error_codes() -> list[str]:
+    """The error-code enum's cases, read from the WIT the bindings are built from."""
+    body = re.search(r"enum error-code \{(.*?)\}", WIT.read_text(), re.S)
+    assert body is not None
+    cases = [line.split("//")[0].strip().rstrip(",") for line in body.group(1).splitlines()]
+    return [c for c in cases if c]
+
+
+def test_every_wit_error_code_maps_to_its_own_class() -> None:
+    codes = wit_error_codes()
+    assert len(codes) == 9
+    classes = set()
+    for code in codes:
+        exc = _errors.from_host(code, "host says no", "load", "loading m.xml on cpu")
+        assert type(exc) is not wasinn.WasiNNError and isinstance(exc, wasinn.WasiNNError)
+        assert exc.code == code
+        assert exc.host_message == "host says no"
+        assert "loading m.xml on cpu failed" in str(exc) and "host says no" in str(exc)
+        classes.add(type(exc))
+    assert len(classes) == len(codes)
+
+
+def test_unknown_code_from_a_newer_host_is_still_a_wasinn_error() -> None:
+    exc = _errors.from_host("brand-new-code", "?", "compute", "running m")
+    assert isinstance(exc, wasinn.UnknownError)
+
+
+def test_opaque_backend_message_gets_a_hint() -> None:
+    exc = _errors.from_host("runtime-error", "Failed while accessing backend", "compute", "running m")
+    assert isinstance(exc, wasinn.BackendRuntimeError)
+    assert "does not pass on OpenVINO's reason" in str(exc)
+    plain = _errors.from_host("runtime-error", "The backend expects 2 buffers, passed 1", "load", "loading m")
+    assert "reason" not in str(plain)
+
+
+def test_guest_side_errors_are_value_errors_too() -> None:
+    assert issubclass(wasinn.ValidationError, ValueError)
+    assert issubclass(wasinn.ModelFormatError, wasinn.ValidationError)
+    assert issubclass(wasinn.ClosedError, ValueError)
+    assert wasinn.ValidationError("x").code is None
+
+
+def test_public_names_are_exactly_all() -> None:
+    public = {n for n in dir(wasinn) if not n.startswith("_")}
+    assert public == set(wasinn.__all__)
+    for name in wasinn.__all__:
+        obj = getattr(wasinn, name)
+        if callable(obj):
+            assert obj.__doc__, f"{name} has no docstring"
