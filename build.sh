@@ -30,6 +30,7 @@ usage: ./build.sh [COMMAND] [ARGS]
   run APP [ARGS]       run a built app under wasmtime with wasi-nn on OpenVINO;
                        APP is a name in apps/ or an app folder
   setup                create .venv and install the pinned toolchain (done by all commands)
+  bindings             regenerate the typed stubs in guest/wasinn/_bindings from its WIT
   help                 this text
 
 Environment:
@@ -180,8 +181,33 @@ run_app() {
   # directory is mapped to itself so that relative paths on the command line work.
   # shellcheck disable=SC2086
   LD_LIBRARY_PATH="$OV_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" WASMTIME_LOG=off \
-    exec "$WASMTIME" run -S nn --allow-precompiled ${WASMTIME_FLAGS:-} \
+    "$WASMTIME" run -S nn --allow-precompiled ${WASMTIME_FLAGS:-} \
     --dir "$dir::/app" --dir ".::." "$cwasm" "$@"
+}
+
+# Regenerate the typed stubs in guest/wasinn/_bindings from guest/wasinn/wit.
+# They are for editors and type checkers; componentize-py puts live bindings in
+# their place inside every component it builds.
+bindings() {
+  local tmp
+  tmp="$(mktemp -d)"
+  mkdir -p "$tmp/wasinn"
+  (cd "$tmp" && "$VENV/bin/componentize-py" -d "$LIB_PARENT/wasinn/wit" -w "$LIB_WORLD" \
+    --world-module wasinn._bindings bindings . >/dev/null) ||
+    die "componentize-py could not generate bindings from $LIB_PARENT/wasinn/wit."
+  rm -rf "$LIB_PARENT/wasinn/_bindings"
+  mv "$tmp/wasinn/_bindings" "$LIB_PARENT/wasinn/_bindings"
+  rm -rf "$tmp"
+  echo "build.sh: regenerated $LIB_PARENT/wasinn/_bindings" >&2
+}
+
+demo() {
+  build "$ROOT/apps/digits"
+  cd "$ROOT/apps/digits"
+  echo "== digits: a CNN trained on scikit-learn's handwritten digits, run as a WebAssembly component"
+  echo "== (wasmtime $("$WASMTIME" --version | cut -d' ' -f2), wasi-nn on OpenVINO, inference precision $PRECISION)"
+  run_app "$ROOT/apps/digits" samples/*.png
+  run_app "$ROOT/apps/digits" --eval
 }
 
 # ---------------------------------------------------------------- main
@@ -193,12 +219,8 @@ case "$cmd" in
   setup) setup ;;
   build) setup && build "$@" ;;
   run) setup && run_app "$@" ;;
-  demo)
-    setup
-    build "$ROOT/apps/digits"
-    cd "$ROOT/apps/digits"
-    run_app "$ROOT/apps/digits" samples/*.png
-    ;;
+  demo) setup && demo ;;
+  bindings) setup && bindings ;;
   test)
     setup
     cd "$ROOT"
