@@ -124,6 +124,19 @@ write_plugins_xml() {
   if cmp -s "$tmp" "$file"; then rm -f "$tmp"; else chmod 644 "$tmp" && mv "$tmp" "$file"; fi
 }
 
+# The tests speak test audio with espeak-ng and resample it with sox (Debian
+# packages). Installed when missing and possible; otherwise say what to do.
+test_tools() {
+  command -v espeak-ng >/dev/null 2>&1 && command -v sox >/dev/null 2>&1 && return 0
+  local sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  command -v apt-get >/dev/null 2>&1 ||
+    die "the tests need espeak-ng and sox; install them with your package manager."
+  echo "build.sh: installing espeak-ng and sox for the tests" >&2
+  { $sudo apt-get update -qq && $sudo apt-get install -y -qq espeak-ng sox; } >/dev/null ||
+    die "could not install espeak-ng and sox (apt-get failed); install them, then re-run."
+}
+
 # ---------------------------------------------------------------- build
 
 app_dir_of() {
@@ -144,7 +157,12 @@ build_app() {
   name="$(basename "$dir")"
   wasm="$BUILD/$name.wasm"
   cwasm="$BUILD/$name.cwasm"
-  mkdir -p "$BUILD"
+  mkdir -p "$BUILD/models"
+  # An app may fetch or convert its models first (cached under build/models).
+  if [ -f "$dir/prepare.py" ]; then
+    "$VENV/bin/python" "$dir/prepare.py" "$BUILD/models" ||
+      die "$dir/prepare.py could not prepare $name's models (its message is above)."
+  fi
   # Rebuild only when the app, the library or the WIT changed since the last build.
   if [ -f "$cwasm" ] && [ -z "$(find "$dir" "$LIB_PARENT/wasinn" "$APP_WIT" -name '*.py' -newer "$cwasm" -o -name '*.wit' -newer "$cwasm" | head -n 1)" ]; then
     echo "build.sh: $name is up to date ($cwasm)" >&2
@@ -177,12 +195,14 @@ run_app() {
   name="$(basename "$dir")"
   cwasm="$BUILD/$name.cwasm"
   [ -f "$cwasm" ] || build_app "$dir"
-  # The app folder is /app inside the component (models, samples); the current
-  # directory is mapped to itself so that relative paths on the command line work.
+  # Inside the component the app folder is /app, build/models (models that
+  # prepare.py fetched or converted) is /models, and the current directory is
+  # mapped to itself so that relative paths on the command line work.
+  mkdir -p "$BUILD/models"
   # shellcheck disable=SC2086
   LD_LIBRARY_PATH="$OV_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" WASMTIME_LOG=off \
     "$WASMTIME" run -S nn --allow-precompiled ${WASMTIME_FLAGS:-} \
-    --dir "$dir::/app" --dir ".::." "$cwasm" "$@"
+    --dir "$dir::/app" --dir "$BUILD/models::/models" --dir ".::." "$cwasm" "$@"
 }
 
 # Regenerate the typed stubs in guest/wasinn/_bindings from guest/wasinn/wit.
@@ -208,6 +228,15 @@ demo() {
   echo "== (wasmtime $("$WASMTIME" --version | cut -d' ' -f2), wasi-nn on OpenVINO, inference precision $PRECISION)"
   run_app "$ROOT/apps/digits" samples/*.png
   run_app "$ROOT/apps/digits" --eval
+  build "$ROOT/apps/vad" "$ROOT/apps/textclass"
+  echo
+  echo "== vad: silero VAD (ONNX, via OpenVINO) finding speech in samples/speech.wav, 32 ms chunks, state fed back"
+  cd "$ROOT/apps/vad"
+  run_app "$ROOT/apps/vad" samples/speech.wav
+  echo
+  echo "== textclass: all-MiniLM-L6-v2 ranking labels.txt for each line of texts.txt (pure-Python WordPiece)"
+  cd "$ROOT/apps/textclass"
+  run_app "$ROOT/apps/textclass" texts.txt
 }
 
 # ---------------------------------------------------------------- main
@@ -223,6 +252,7 @@ case "$cmd" in
   bindings) setup && bindings ;;
   test)
     setup
+    test_tools
     cd "$ROOT"
     exec "$VENV/bin/python" -m pytest "$@"
     ;;

@@ -62,7 +62,8 @@ def _build(app: Path) -> None:
 @pytest.fixture(scope="session")
 def built() -> dict[str, Path]:
     """Build the digits app and the test guest into real components (once)."""
-    apps = {"digits": ROOT / "apps" / "digits", "guest_app": ROOT / "tests" / "guest_app"}
+    apps = {name: ROOT / "apps" / name for name in ("digits", "vad", "textclass")}
+    apps["guest_app"] = ROOT / "tests" / "guest_app"
     for app in apps.values():
         try:
             _build(app)

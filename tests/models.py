@@ -59,6 +59,15 @@ def dynamic(path: Path) -> None:
     ov.save_model(ov.Model([ops.result(out)], [v], "dynamic"), path, compress_to_fp16=False)
 
 
+def accumulator(path: Path) -> None:
+    """A recurrent toy: 'total' = 'hN' = 'x' + 'h', with x, h: f32[1, 2]."""
+    x = ops.parameter([1, 2], np.float32, name="x")
+    h = ops.parameter([1, 2], np.float32, name="h")
+    total = _named(ops.add(x, h), "total")
+    state = _named(ops.multiply(total, ops.constant(np.float32(1.0))), "hN")
+    ov.save_model(ov.Model([ops.result(total), ops.result(state)], [x, h], "acc"), path, compress_to_fp16=False)
+
+
 def scalar_input(path: Path) -> None:
     """A model whose input is rank 0, which the wasmtime host cannot feed."""
     s = ops.parameter([], np.float32, name="s")
@@ -100,6 +109,7 @@ def build_all(directory: Path) -> Path:
         identity(directory / f"ident_{dtype}.xml", dtype, through_op=False)
         identity(directory / f"concat_{dtype}.xml", dtype, through_op=True)
     dynamic(directory / "dynamic.xml")
+    accumulator(directory / "acc.xml")
     scalar_input(directory / "scalar.xml")
     onnx_add_mul(directory / "add_mul.onnx")
     # A directory the host can preload: -S nn-graph=openvino::<dir>/byname

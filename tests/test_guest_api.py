@@ -221,8 +221,20 @@ def test_onnx_loads_through_openvino(guest, model_dir: Path) -> None:
     b = np.array([[0.5, 0.5], [0.5, 0.5]], np.float32)
     done = guest({"load": {"path": "add_mul.onnx"}, "steps": [{"run": {"a": tensor(a), "b": tensor(b)}}]})
     assert done.code == 0, done.stdout + done.stderr
-    assert done.lines[0]["ok"]["encoding"] == "openvino"
+    meta = done.lines[0]["ok"]
+    assert meta["encoding"] == "openvino"
+    assert meta["inputs"] == [{"name": n, "shape": [2, 2], "dtype": "f32"} for n in ("a", "b")]
     out = done.lines[1]["ok"]
+    assert list(out) == ["total", "scaled"]
     oracle = native(model_dir / "add_mul.onnx", {"a": a, "b": b})
-    np.testing.assert_array_equal(array_of(out["0"]), oracle["total"])
-    np.testing.assert_array_equal(array_of(out["1"]), oracle["scaled"])
+    np.testing.assert_array_equal(array_of(out["total"]), oracle["total"])
+    np.testing.assert_array_equal(array_of(out["scaled"]), oracle["scaled"])
+
+
+def test_corrupt_onnx_is_refused_before_the_host(guest, model_dir: Path) -> None:
+    data = (model_dir / "add_mul.onnx").read_bytes()
+    (model_dir / "cut.onnx").write_bytes(data[: len(data) // 2])
+    done = guest({"load": {"path": "cut.onnx"}})
+    assert done.code == 1
+    assert done.lines[0]["error"] == "ModelFormatError"
+    assert "cut.onnx" in done.lines[0]["message"] and "truncated" in done.lines[0]["message"]

@@ -139,9 +139,12 @@ def test_onnx_is_retried_through_openvino(fake_host: FakeHost, model_dir: Path) 
     model = Model.load(model_dir / "add_mul.onnx")
     loads = [c for c in fake_host.calls if c[0] == "load"]
     assert loads == [("load", "onnx", "cpu", 1), ("load", "openvino", "cpu", 2)]
-    assert model.encoding == "openvino" and model.inputs is None
+    assert model.encoding == "openvino"
+    assert [str(s) for s in model.inputs] == ["a: f32[2, 2]", "b: f32[2, 2]"]
+    assert [s.name for s in model.outputs] == ["total", "scaled"]
     a = Tensor([[1.0, 2.0], [3.0, 4.0]])
     out = model.run({"a": a, "b": a})
+    assert list(out) == ["total", "scaled"]
     assert [t.tolist() for t in out.values()] == [[[2.0, 4.0], [6.0, 8.0]], [[3.0, 6.0], [9.0, 12.0]]]
     # The host's lack of an ONNX backend is remembered: no second failing call.
     Model.load((model_dir / "add_mul.onnx").read_bytes())
@@ -149,6 +152,7 @@ def test_onnx_is_retried_through_openvino(fake_host: FakeHost, model_dir: Path) 
 
 
 def test_sources_and_encodings(fake_host: FakeHost, model_dir: Path, tmp_path: Path) -> None:
+    before = len(fake_host.calls)
     xml = (model_dir / "two.xml").read_bytes()
     weights = (model_dir / "two.bin").read_bytes()
     assert Model.load([xml, weights]).outputs[0].name == "prod"
@@ -156,6 +160,11 @@ def test_sources_and_encodings(fake_host: FakeHost, model_dir: Path, tmp_path: P
         Model.load([xml, weights[:10]])
     with pytest.raises(wasinn.ModelFormatError, match="cannot tell what kind of model"):
         Model.load(b"hello")
+    onnx_bytes = (model_dir / "add_mul.onnx").read_bytes()
+    with pytest.raises(wasinn.ModelFormatError, match="truncated"):
+        Model.load(onnx_bytes[:-7])
+    with pytest.raises(wasinn.ModelFormatError, match="is empty"):
+        Model.load(b"", encoding="onnx")
     with pytest.raises(ValidationError, match="unknown encoding 'caffe'"):
         Model.load(xml, encoding="caffe")
     with pytest.raises(wasinn.InvalidEncodingError, match="unable to find a backend"):
@@ -167,6 +176,8 @@ def test_sources_and_encodings(fake_host: FakeHost, model_dir: Path, tmp_path: P
         Model.load(tmp_path / "lonely.xml")
     with pytest.raises(ValidationError, match="cannot load a model from int"):
         Model.load(42)  # type: ignore[arg-type]
+    loads = [c for c in fake_host.calls[before:] if c[0] == "load"]
+    assert [c[1] for c in loads] == ["openvino", "tensorflow"], "bad models must not reach the host"
 
 
 def test_load_by_name_has_no_metadata(model_dir: Path) -> None:
@@ -207,3 +218,24 @@ def test_no_host_outside_a_component(model_dir: Path) -> None:
         wasinn._model._use_host(previous)
     with pytest.raises(TypeError, match="Model.load"):
         Model()
+
+
+def test_stateful_session_feeds_outputs_back(fake_host: FakeHost, model_dir: Path) -> None:
+    model = Model.load(model_dir / "acc.xml")
+    acc = model.stateful({"hN": "h"})
+    assert acc.state["h"].tolist() == [[0.0, 0.0]]
+    totals = [acc.run({"x": [[1.0, 2.0]]})["total"].tolist() for _ in range(3)]
+    assert totals == [[[1.0, 2.0]], [[2.0, 4.0]], [[3.0, 6.0]]]
+    assert list(acc.run({"x": [[0.0, 0.0]]}, outputs=["total"])) == ["total"]
+    acc.reset()
+    assert acc.run({"x": [[5.0, 5.0]]})["total"].tolist() == [[5.0, 5.0]]
+    start = model.stateful({"hN": "h"}, initial={"h": Tensor([[10.0, 10.0]])})
+    assert start.run({"x": [[1.0, 1.0]]})["total"].tolist() == [[11.0, 11.0]]
+    with pytest.raises(ValidationError, match="is fed from the model's own output"):
+        acc.run({"x": [[1.0, 1.0]], "h": [[0.0, 0.0]]})
+    with pytest.raises(ValidationError, match="'nope' is not an output"):
+        model.stateful({"nope": "h"})
+    with pytest.raises(ValidationError, match="'q' is not an input"):
+        model.stateful({"hN": "q"})
+    model.close()
+    assert acc.closed and not fake_host.live

@@ -31,7 +31,7 @@ from ._errors import (
     ValidationError,
     WasiNNError,
 )
-from ._model import Model, Session
+from ._model import Model, Session, StatefulSession
 from ._spec import TensorSpec
 from ._tensor import Tensor
 
@@ -49,6 +49,7 @@ __all__ = [
     "OperationTimeoutError",
     "SecurityError",
     "Session",
+    "StatefulSession",
     "Tensor",
     "TensorSpec",
     "TooLargeError",

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
-from . import _source, _spec
+from . import _dtypes, _source, _spec
 from ._errors import ClosedError, InvalidEncodingError, ValidationError, WasiNNError
 from ._spec import TensorSpec
 from ._tensor import Tensor
@@ -139,6 +139,89 @@ class Session(_Resource):
         self._closed = True
         _host().release(self._ctx)
         self._ctx = None
+
+
+class StatefulSession(Session):
+    """A session that feeds some of the model's outputs back into its inputs.
+
+    Recurrent models (streaming VAD, RNNs, decoders with a cache) return a
+    state that the next call must receive. ``feedback`` maps each such output
+    name to the input it feeds; the session keeps the state between calls,
+    starting from ``initial`` (zeros of each input's declared shape and dtype
+    by default), and ``reset()`` starts over. Pass only the other inputs.
+
+    Example::
+
+        vad = model.stateful({"stateN": "state"})
+        for chunk in chunks:                      # f32[1, 576] each
+            prob = vad.run({"input": chunk})["output"].item()
+        vad.reset()                               # next stream
+    """
+
+    def __init__(
+        self, model: Model, feedback: Mapping[str, str], initial: Mapping[str, Any] | None = None
+    ) -> None:
+        self._feedback = dict(feedback)
+        if not self._feedback:
+            raise ValidationError("stateful() needs at least one output -> input pair")
+        specs = {s.name: s for s in model._inputs} if model._inputs is not None else None
+        out_names = [s.name for s in model._outputs] if model._outputs is not None else None
+        for out_name, in_name in self._feedback.items():
+            if out_names is not None and out_name not in out_names:
+                raise ValidationError(
+                    f"stateful(): {out_name!r} is not an output; the model's outputs are: "
+                    f"{', '.join(repr(n) for n in out_names)}"
+                )
+            if specs is not None and in_name not in specs:
+                raise ValidationError(
+                    f"stateful(): {in_name!r} is not an input; the model's inputs are: "
+                    f"{', '.join(repr(n) for n in specs)}"
+                )
+        self._initial: dict[str, Tensor] = {}
+        for in_name in self._feedback.values():
+            given = (initial or {}).get(in_name)
+            if given is not None:
+                self._initial[in_name] = given if isinstance(given, Tensor) else Tensor(given)
+            elif specs is not None and specs[in_name].is_static and specs[in_name].dtype in _dtypes.ITEMSIZE:
+                spec = specs[in_name]
+                self._initial[in_name] = Tensor.zeros(spec.shape, spec.dtype)  # type: ignore[arg-type]
+            else:
+                raise ValidationError(
+                    f"stateful(): give an initial value for {in_name!r}: its shape or dtype "
+                    "is not known from the model"
+                )
+        super().__init__(model)
+        self._state = dict(self._initial)
+
+    @property
+    def state(self) -> dict[str, Tensor]:
+        """The state the next ``run`` will feed, by input name."""
+        return dict(self._state)
+
+    def reset(self) -> None:
+        """Start again from the initial state."""
+        self._state = dict(self._initial)
+
+    def run(self, inputs: Any, *, outputs: Sequence[str] | None = None) -> dict[str, Tensor]:
+        """Run with the kept state added to ``inputs`` (a mapping); update the state."""
+        if not isinstance(inputs, Mapping):
+            raise ValidationError("a stateful session takes its inputs as a mapping of name to tensor")
+        fed = [name for name in inputs if name in self._state]
+        if fed:
+            raise ValidationError(
+                f"input {', '.join(repr(n) for n in fed)} is fed from the model's own output; "
+                "do not pass it (use reset() or a new stateful session to change it)"
+            )
+        result = super().run({**inputs, **self._state})
+        for out_name, in_name in self._feedback.items():
+            self._state[in_name] = result[out_name]
+        wanted = _spec.select(outputs, self._model._outputs)
+        if wanted is None:
+            return result
+        missing = [w for w in wanted if w not in result]
+        if missing:
+            raise ValidationError(f"unknown output {', '.join(repr(m) for m in missing)}")
+        return {name: result[name] for name in wanted}
 
 
 class Model(_Resource):
@@ -323,6 +406,13 @@ class Model(_Resource):
         """A new independent execution context (see ``Session``)."""
         self._check_open()
         return Session(self)
+
+    def stateful(
+        self, feedback: Mapping[str, str], initial: Mapping[str, Any] | None = None
+    ) -> StatefulSession:
+        """A new session that feeds outputs back into inputs (see ``StatefulSession``)."""
+        self._check_open()
+        return StatefulSession(self, feedback, initial)
 
     def close(self) -> None:
         """Release the graph and every session now. Safe to call more than once."""

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
-from . import _ir
+from . import _ir, _onnx
 from ._errors import ModelFormatError, ValidationError
 from ._spec import TensorSpec
 
@@ -125,4 +125,13 @@ def _from_parts(parts: list[bytes], encoding: str, label: str) -> Resolved:
             raise ValidationError(f"an ONNX model is 1 part; {label} has {len(parts)}")
         if not parts[0]:
             raise ModelFormatError(f"{label} is empty, not an ONNX model")
+        info = _onnx.read(parts[0], label)
+        resolved.inputs, resolved.outputs = (
+            [_any_rank(s, info.unknown_rank) for s in specs] for specs in (info.inputs, info.outputs)
+        )
     return resolved
+
+
+def _any_rank(spec: TensorSpec, unknown: frozenset[str]) -> TensorSpec:
+    # TensorSpec says "rank unknown" with shape None; the ONNX reader lists those names.
+    return TensorSpec(spec.name, None, spec.dtype) if spec.name in unknown else spec

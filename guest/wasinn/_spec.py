@@ -19,8 +19,9 @@ Dim = Optional[int]
 class TensorSpec:
     """One input or output of a model, as the model itself declares it.
 
-    ``shape`` has ``None`` for a dynamic dimension. ``dtype`` is a wasinn
-    dtype name, or the model's own type name (e.g. ``"boolean"``) for a type
+    ``shape`` has ``None`` for a dynamic dimension, and is ``None`` itself
+    when the model does not declare the rank. ``dtype`` is a wasinn dtype
+    name, or the model's own type name (e.g. ``"boolean"``) for a type
     wasi-nn cannot carry.
 
     Example::
@@ -31,17 +32,18 @@ class TensorSpec:
     """
 
     name: str
-    shape: tuple[Dim, ...]
+    shape: Optional[tuple[Dim, ...]]
     dtype: str
 
     def __str__(self) -> str:
-        dims = ", ".join("?" if d is None else str(d) for d in self.shape)
-        return f"{self.name}: {self.dtype}[{dims}]"
+        if self.shape is None:
+            return f"{self.name}: {self.dtype}[...]"
+        return f"{self.name}: {self.dtype}{_shape_text(self.shape)}"
 
     @property
     def is_static(self) -> bool:
-        """True when every dimension is known."""
-        return all(d is not None for d in self.shape)
+        """True when the rank and every dimension are known."""
+        return self.shape is not None and all(d is not None for d in self.shape)
 
 
 _SCALAR_HELP = (
@@ -116,7 +118,7 @@ def _as_tensor(name: str, value: Any, spec: TensorSpec | None) -> Tensor:
             f"input {name!r} has element type {spec.dtype!r}, which wasi-nn cannot carry "
             f"(it carries {', '.join(_dtypes.DTYPES)}); this model cannot run on this host"
         )
-    if spec is not None and not spec.shape:
+    if spec is not None and spec.shape == ():
         raise ValidationError(f"input {name!r} is declared as a scalar (shape []), but {_SCALAR_HELP}; "
                               "re-export the model with a [1] input")
     if isinstance(value, Tensor):
@@ -143,19 +145,21 @@ def _from_tensor_like(value: Any, spec: TensorSpec | None) -> Tensor:
     if raw:
         if not spec.is_static:
             raise ValidationError(
-                f"raw bytes cannot fill the dynamic shape {_shape_text(spec.shape)}; "
+                f"raw bytes cannot fill the dynamic shape {_shape_text(spec.shape)}; "  # type: ignore[arg-type]
                 "pass Tensor(data, shape=..., dtype=...)"
             )
         return Tensor(value, shape=spec.shape, dtype=spec.dtype)  # type: ignore[arg-type]
     tensor = Tensor(value, dtype=spec.dtype)
     # Flat data (an array.array, a flat list) fills a static shape of the same size.
-    if tensor.ndim == 1 and len(spec.shape) != 1 and spec.is_static:
+    if spec.is_static and tensor.ndim == 1 and len(spec.shape) != 1:  # type: ignore[arg-type]
         if tensor.size == math.prod(spec.shape):  # type: ignore[arg-type]
             tensor = tensor.reshape(spec.shape)  # type: ignore[arg-type]
     return tensor
 
 
-def _shape_text(shape: Sequence[Dim]) -> str:
+def _shape_text(shape: Sequence[Dim] | None) -> str:
+    if shape is None:
+        return "[...] (any rank)"
     return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
 
 
@@ -165,6 +169,8 @@ def _check(name: str, tensor: Tensor, spec: TensorSpec) -> None:
             f"input {name!r} must be {spec.dtype}, got {tensor.dtype}; "
             f"convert it with tensor.astype({spec.dtype!r})"
         )
+    if spec.shape is None:
+        return
     fits = len(tensor.shape) == len(spec.shape) and all(
         want is None or want == got for want, got in zip(spec.shape, tensor.shape)
     )

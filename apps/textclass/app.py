@@ -1,0 +1,114 @@
+"""textclass: zero-shot text classification with all-MiniLM-L6-v2 through wasinn.
+
+    textclass TEXTS.txt [--labels LABELS.txt]   rank the labels for every line of TEXTS.txt
+    textclass TEXTS.txt --embed                 print each line's 384-d sentence embedding
+    add --json for machine-readable output
+
+Labels default to /app/labels.txt (one label description per line). Texts are
+embedded by the model (mean pooling over the attention mask, then L2
+normalisation) and each label is ranked by cosine similarity. The model and
+vocabulary are read from /models/minilm (converted by build.sh).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+from componentize_py_types import Err
+from wit_world import exports
+
+from tokenizer import WordPiece
+from wasinn import Model, Tensor, WasiNNError
+
+MODEL_DIR = "/models/minilm"
+DEFAULT_LABELS = "/app/labels.txt"
+MAX_TOKENS = 128
+
+
+def embed(model: Model, vocab: WordPiece, text: str) -> list[float]:
+    """The sentence embedding of ``text``: masked mean of token vectors, unit length."""
+    enc = vocab.encode(text, max_length=MAX_TOKENS)
+    n = len(enc.ids)
+    feed = {
+        "input_ids": Tensor(enc.ids, shape=(1, n), dtype="i64"),
+        "attention_mask": Tensor(enc.attention_mask, shape=(1, n), dtype="i64"),
+        "token_type_ids": Tensor.zeros((1, n), "i64"),
+    }
+    hidden = model.run(feed, outputs=["last_hidden_state"])["last_hidden_state"]
+    width = hidden.shape[-1]
+    values = hidden.tolist()[0]
+    mask = enc.attention_mask
+    total = sum(mask)
+    mean = [sum(values[t][d] * mask[t] for t in range(n)) / total for d in range(width)]
+    norm = math.sqrt(sum(v * v for v in mean)) or 1.0
+    return [v / norm for v in mean]
+
+
+def read_lines(path: str) -> list[str]:
+    with open(path, encoding="utf-8") as f:
+        return [line.rstrip("\n") for line in f if line.strip()]
+
+
+def main(args: list[str]) -> int:
+    as_json = "--json" in args
+    show_embedding = "--embed" in args
+    rest = [a for a in args if a not in ("--json", "--embed")]
+    labels_path = DEFAULT_LABELS
+    if "--labels" in rest:
+        i = rest.index("--labels")
+        if i + 1 >= len(rest):
+            print("textclass: error: --labels needs a file", file=sys.stderr)
+            return 2
+        labels_path = rest[i + 1]
+        del rest[i : i + 2]
+    if len(rest) != 1:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    try:
+        texts = read_lines(rest[0])
+        if not texts:
+            print(f"textclass: error: {rest[0]} has no text (one text per line)", file=sys.stderr)
+            return 1
+        vocab = WordPiece.from_file(f"{MODEL_DIR}/vocab.txt")
+        with Model.load(f"{MODEL_DIR}/model.xml") as model:
+            vectors = [embed(model, vocab, t) for t in texts]
+            if show_embedding:
+                for text, vec in zip(texts, vectors):
+                    if as_json:
+                        print(json.dumps({"text": text, "embedding": vec}))
+                    else:
+                        print(f"{text}\n  [{', '.join(f'{v:.4f}' for v in vec[:8])}, ...] ({len(vec)} dims)")
+                return 0
+            labels = read_lines(labels_path)
+            if not labels:
+                print(f"textclass: error: {labels_path} has no labels (one per line)", file=sys.stderr)
+                return 1
+            label_vectors = [embed(model, vocab, label) for label in labels]
+    except OSError as exc:
+        print(f"textclass: error: cannot read {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 1
+    except (WasiNNError, UnicodeDecodeError) as exc:
+        print(f"textclass: error: {exc}", file=sys.stderr)
+        return 1
+    for text, vec in zip(texts, vectors):
+        scores = [sum(a * b for a, b in zip(vec, lv)) for lv in label_vectors]
+        ranking = sorted(zip(labels, scores), key=lambda ls: -ls[1])
+        if as_json:
+            print(json.dumps({"text": text, "ranking": ranking}))
+        else:
+            shown = "  ".join(f"{label} {score:.3f}" for label, score in ranking)
+            print(f"{text[:60]}{'...' if len(text) > 60 else ''}\n  -> {shown}")
+    return 0
+
+
+class Run(exports.Run):
+    def run(self) -> None:
+        try:
+            code = main(sys.argv[1:])
+        except Exception as exc:  # never let an exception trap the component
+            print(f"textclass: internal error: {exc!r}", file=sys.stderr)
+            code = 70
+        if code:
+            raise Err(None)

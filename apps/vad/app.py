@@ -1,0 +1,111 @@
+"""vad: streaming voice-activity detection with silero VAD through wasinn.
+
+    vad FILE.wav            speech segments (start and end in seconds)
+    vad FILE.wav --probs    the speech probability of every 32 ms chunk
+    add --json for machine-readable output
+
+FILE.wav must be 16 kHz, mono, 16-bit PCM (convert with e.g.
+`sox in.wav -r 16000 -c 1 -b 16 out.wav`). The model is read from
+/models/silero (prepared by build.sh from the silero-vad wheel).
+"""
+
+from __future__ import annotations
+
+import array
+import json
+import sys
+import wave
+
+from componentize_py_types import Err
+from wit_world import exports
+
+from segments import CHUNK, speech_segments
+from wasinn import Model, Tensor, WasiNNError
+
+MODEL = "/models/silero/silero_vad_openvino_16k.onnx"
+RATE = 16000
+CONTEXT = 64  # samples of the previous chunk the model sees before each new one
+
+
+class AudioError(ValueError):
+    """The WAV file cannot be used; the message says why and what would work."""
+
+
+def read_wav(path: str) -> array.array:
+    """16 kHz mono 16-bit PCM samples as f32 in [-1, 1)."""
+    try:
+        with wave.open(path, "rb") as w:
+            channels, width, rate, frames = w.getnchannels(), w.getsampwidth(), w.getframerate(), w.getnframes()
+            if (channels, width, rate) != (1, 2, RATE):
+                raise AudioError(
+                    f"{path} is {rate} Hz, {channels} channel(s), {8 * width}-bit; the VAD needs "
+                    f"{RATE} Hz mono 16-bit PCM (e.g. sox {path} -r 16000 -c 1 -b 16 out.wav)"
+                )
+            raw = w.readframes(frames)
+    except (wave.Error, EOFError) as exc:
+        raise AudioError(f"{path} is not a readable WAV file: {exc}") from None
+    if len(raw) != frames * 2:
+        raise AudioError(f"{path} is truncated: its header promises {frames} samples, it holds {len(raw) // 2}")
+    pcm = array.array("h")
+    pcm.frombytes(raw)
+    return array.array("f", [v / 32768.0 for v in pcm])
+
+
+def chunk_probs(model: Model, samples: array.array) -> list[float]:
+    """One speech probability per CHUNK samples; the recurrent state flows through."""
+    vad = model.stateful({"stateN": "state"})
+    padded = samples + array.array("f", bytes(4 * (-len(samples) % CHUNK)))
+    audio = padded.tobytes()
+    step = 4 * CHUNK
+    context = bytes(4 * CONTEXT)
+    probs = []
+    for start in range(0, len(audio), step):
+        window = context + audio[start : start + step]
+        out = vad.run({"input": Tensor(window, shape=(1, CONTEXT + CHUNK), dtype="f32")}, outputs=["output"])
+        probs.append(out["output"].item())
+        context = window[-4 * CONTEXT :]
+    return probs
+
+
+def main(args: list[str]) -> int:
+    as_json = "--json" in args
+    show_probs = "--probs" in args
+    files = [a for a in args if a not in ("--json", "--probs")]
+    if len(files) != 1:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    try:
+        samples = read_wav(files[0])
+        with Model.load(MODEL) as model:
+            probs = chunk_probs(model, samples)
+    except OSError as exc:
+        print(f"vad: error: cannot read {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 1
+    except (WasiNNError, AudioError) as exc:
+        print(f"vad: error: {exc}", file=sys.stderr)
+        return 1
+    if show_probs:
+        if as_json:
+            print(json.dumps({"chunk": CHUNK, "probs": probs}))
+        for i, p in enumerate(probs if not as_json else []):
+            print(f"{i * CHUNK / RATE:7.3f}s  {p:.4f}")
+        return 0
+    segments = speech_segments(probs, len(samples))
+    if as_json:
+        print(json.dumps({"samples": len(samples), "segments": segments}))
+    elif not segments:
+        print("no speech found")
+    for start, end in segments if not as_json else []:
+        print(f"speech {start / RATE:7.3f}s - {end / RATE:7.3f}s")
+    return 0
+
+
+class Run(exports.Run):
+    def run(self) -> None:
+        try:
+            code = main(sys.argv[1:])
+        except Exception as exc:  # never let an exception trap the component
+            print(f"vad: internal error: {exc!r}", file=sys.stderr)
+            code = 70
+        if code:
+            raise Err(None)

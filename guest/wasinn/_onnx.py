@@ -1,0 +1,263 @@
+"""Reading inputs and outputs from ONNX model bytes, without protobuf.
+
+An ``.onnx`` file is one protobuf ``ModelProto``. This module walks the
+protobuf wire format itself and reads only these fields (numbers as in
+onnx.proto):
+
+* ModelProto: ir_version (1), graph (7), opset_import (8; domain 1, version 2)
+* GraphProto: initializer (5), input (11), output (12), sparse_initializer (15)
+* TensorProto: name (8); SparseTensorProto: values (1), a TensorProto
+* ValueInfoProto: name (1), type (2)
+* TypeProto: tensor_type (1), sequence_type (4), map_type (5), opaque_type (7),
+  sparse_tensor_type (8), optional_type (9)
+* TypeProto.Tensor: elem_type (1), shape (2); TensorShapeProto: dim (1);
+  TensorShapeProto.Dimension: dim_value (1), dim_param (2)
+
+Everything else (nodes, weights, docs) is stepped over by offset: nothing is
+copied or decoded, so a large model costs one pass over its field headers.
+As in protobuf, a singular message field that occurs twice is the merge of
+both occurrences, and a scalar that occurs twice keeps its last value.
+
+Shapes: ``dim_value`` gives an int; ``dim_param``, a negative value or no
+value gives ``None``. ONNX tells apart a tensor of rank 0 (a ``shape`` with no
+dims) from a tensor of unknown rank (no ``shape`` at all); ``TensorSpec``
+cannot, so both get ``shape=()`` and the names of the unknown-rank ones are
+listed in ``OnnxInfo.unknown_rank``. Values that are not plain tensors get
+``shape=()`` and the dtype ``"sequence"``, ``"map"``, ``"optional"``,
+``"sparse-tensor"``, ``"opaque"``, or ``"undefined"`` when no type is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import NoReturn, Union
+
+from ._errors import ModelFormatError
+from ._spec import Dim, TensorSpec
+
+# TensorProto.DataType numbers to wasinn dtype names (wasi-nn's own where it has one).
+_DTYPES = {
+    0: "undefined", 1: "f32", 2: "u8", 3: "i8", 4: "u16", 5: "i16", 6: "i32", 7: "i64",
+    8: "string", 9: "boolean", 10: "f16", 11: "f64", 12: "u32", 13: "u64",
+    14: "complex64", 15: "complex128", 16: "bf16", 17: "f8e4m3fn", 18: "f8e4m3fnuz",
+    19: "f8e5m2", 20: "f8e5m2fnuz", 21: "u4", 22: "i4", 23: "f4e2m1", 24: "f8e8m0",
+    25: "u2", 26: "i2", 27: "f6e2m3", 28: "f6e3m2",
+}  # fmt: skip
+
+# TypeProto's oneof members that are not plain tensors, by field number.
+_OTHER_KINDS = {4: "sequence", 5: "map", 7: "opaque", 8: "sparse-tensor", 9: "optional"}
+
+# Wire types: 0 varint, 1 fixed 8 bytes, 2 length-delimited, 5 fixed 4 bytes.
+_VARINT, _LEN = 0, 2
+# The wire type each field we read must have, per message.
+_MODEL = {1: _VARINT, 7: _LEN, 8: _LEN}
+_OPSET = {1: _LEN, 2: _VARINT}
+_GRAPH = {5: _LEN, 11: _LEN, 12: _LEN, 15: _LEN}
+_TENSOR = {8: _LEN}
+_SPARSE = {1: _LEN}
+_VALUE_INFO = {1: _LEN, 2: _LEN}
+_TYPE = {1: _LEN, 4: _LEN, 5: _LEN, 7: _LEN, 8: _LEN, 9: _LEN}
+_TENSOR_TYPE = {1: _VARINT, 2: _LEN}
+_SHAPE = {1: _LEN}
+_DIM = {1: _VARINT, 2: _LEN}
+
+_U64 = (1 << 64) - 1
+# One message as the byte ranges of all its occurrences (merged in order).
+Spans = list[tuple[int, int]]
+Buffer = Union[bytes, memoryview]
+
+
+class OnnxInfo:
+    """What the ONNX model says: inputs, outputs, and the versions it was written for.
+
+    ``opset`` is the version of the default ("" or "ai.onnx") operator set,
+    or ``None`` when the model does not import it; ``ir_version`` is ``None``
+    when absent. ``unknown_rank`` holds the names of inputs and outputs whose
+    tensor type has no shape at all (their ``shape`` is ``()``, which here
+    does not mean rank 0).
+    """
+
+    def __init__(self, inputs: list[TensorSpec], outputs: list[TensorSpec], opset: int | None,
+                 ir_version: int | None, unknown_rank: frozenset[str] = frozenset()):
+        self.inputs, self.outputs, self.unknown_rank = inputs, outputs, unknown_rank
+        self.opset, self.ir_version = opset, ir_version
+
+
+def read(data: bytes, where: str = "the model") -> OnnxInfo:
+    """Read an ONNX model's graph inputs (minus initializers) and outputs.
+
+    Raises ModelFormatError, naming ``where``, for bytes that are empty,
+    truncated, corrupt or not ONNX. ``data`` may be any bytes-like object.
+    """
+    buf: Buffer = data if isinstance(data, bytes) else memoryview(data).cast("B")
+    if not len(buf):
+        raise ModelFormatError(f"{where} is empty (0 bytes), not an ONNX model")
+    return _Reader(buf, where).model()
+
+
+def _signed(value: int, bits: int) -> int:
+    """Protobuf int32/int64 from a decoded varint (negatives are two's complement)."""
+    value &= (1 << bits) - 1
+    return value - (1 << bits) if value >> (bits - 1) else value
+
+
+class _Reader:
+    """One pass over one model's bytes; every error names ``where``."""
+
+    def __init__(self, buf: Buffer, where: str):
+        self.buf = buf
+        self.where = where
+        self.unknown_rank: set[str] = set()
+
+    def fail(self, what: str) -> NoReturn:
+        hint = ""
+        if bytes(self.buf[:64]).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<"):
+            hint = " (the bytes look like XML, not ONNX protobuf)"
+        raise ModelFormatError(f"{self.where} is not a readable ONNX model: {what}{hint}")
+
+    def varint(self, pos: int, end: int, msg: str) -> tuple[int, int]:
+        """Decode the varint at ``pos``; return it (as uint64) and the position after it."""
+        buf = self.buf
+        result = shift = 0
+        while True:
+            if pos >= end:
+                self.truncated(end, f"a number in {msg} is cut off by the end")
+            byte = buf[pos]
+            pos += 1
+            result |= (byte & 0x7F) << shift
+            if byte < 0x80:
+                return result & _U64, pos
+            shift += 7
+            if shift >= 70:  # 10 bytes hold 64 bits; longer is corruption, not a number
+                self.fail(f"a number in {msg} is longer than 10 bytes")
+
+    def truncated(self, end: int, what: str) -> NoReturn:
+        # Running past the end of the data is truncation; past a field's end, corruption.
+        if end == len(self.buf):
+            self.fail(f"the bytes are truncated: {what} of the data")
+        self.fail(f"the bytes are corrupt: {what} of its enclosing field")
+
+    def fields(
+        self, spans: Spans, msg: str, wanted: dict[int, int]
+    ) -> Iterator[tuple[int, int, int]]:
+        """Yield ``(field, a, b)`` for the fields in ``wanted``, skipping the rest.
+
+        A varint field gives its value as ``a``; a length-delimited one its
+        byte range ``a:b``. Every step moves forward, so this ends within
+        ``len(data)`` steps whatever the bytes are.
+        """
+        for pos, end in spans:
+            while pos < end:
+                key, pos = self.varint(pos, end, msg)
+                field, wire = key >> 3, key & 7
+                if not 0 < field < 1 << 29:
+                    self.fail(f"{msg} has a field numbered {field}, which protobuf does not allow")
+                if wire == 0:
+                    start, pos = self.varint(pos, end, msg)
+                elif wire == 2:
+                    size, pos = self.varint(pos, end, msg)
+                    if size > end - pos:
+                        self.truncated(end, f"a length-delimited field of {msg} runs past the end")
+                    start, pos = pos, pos + size
+                elif wire in (1, 5):
+                    pos += 8 if wire == 1 else 4
+                    if pos > end:
+                        self.truncated(end, f"a fixed-size field of {msg} runs past the end")
+                    continue
+                else:  # 3/4 are protobuf groups, never used by ONNX; 6/7 do not exist
+                    self.fail(f"{msg} field {field} has wire type {wire}, which ONNX never uses")
+                expect = wanted.get(field)
+                if expect is None:
+                    continue
+                if wire != expect:
+                    self.fail(f"{msg} field {field} has wire type {wire}, not {expect}")
+                yield field, start, pos
+
+    def text(self, a: int, b: int, what: str) -> str:
+        try:
+            return str(self.buf[a:b], "utf-8")
+        except UnicodeDecodeError:
+            self.fail(f"{what} is not valid UTF-8")
+
+    def model(self) -> OnnxInfo:
+        ir_version: int | None = None
+        opset: int | None = None
+        graph: Spans = []
+        for field, a, b in self.fields([(0, len(self.buf))], "ModelProto", _MODEL):
+            if field == 1:
+                ir_version = _signed(a, 64)
+            elif field == 7:
+                graph.append((a, b))
+            else:
+                domain, version = b"", None
+                for f, x, y in self.fields([(a, b)], "OperatorSetIdProto", _OPSET):
+                    if f == 1:  # only the short names of the default domain matter
+                        domain = bytes(self.buf[x:y]) if y - x <= 7 else b"?"
+                    else:
+                        version = _signed(x, 64)
+                if domain in (b"", b"ai.onnx"):
+                    opset = version
+        if not graph:
+            self.fail("it has no graph (ModelProto field 7)")
+        inputs, outputs = self.graph(graph)
+        unknown = self.unknown_rank & {s.name for s in inputs + outputs}
+        return OnnxInfo(inputs, outputs, opset, ir_version, frozenset(unknown))
+
+    def graph(self, spans: Spans) -> tuple[list[TensorSpec], list[TensorSpec]]:
+        initializers: set[str] = set()
+        inputs: list[TensorSpec] = []
+        outputs: list[TensorSpec] = []
+        for field, a, b in self.fields(spans, "GraphProto", _GRAPH):
+            if field == 5:
+                initializers.add(self.tensor_name([(a, b)]))
+            elif field == 15:
+                values = [(x, y) for _, x, y in self.fields([(a, b)], "SparseTensorProto", _SPARSE)]
+                initializers.add(self.tensor_name(values))
+            else:
+                (inputs if field == 11 else outputs).append(self.value_info(a, b))
+        # Initializers may be listed as inputs too (to allow overriding); they are weights.
+        return [s for s in inputs if s.name not in initializers], outputs
+
+    def tensor_name(self, spans: Spans) -> str:
+        name = ""
+        for _, a, b in self.fields(spans, "TensorProto", _TENSOR):
+            name = self.text(a, b, "an initializer name")
+        return name
+
+    def value_info(self, a: int, b: int) -> TensorSpec:
+        name = ""
+        type_spans: Spans = []
+        for field, x, y in self.fields([(a, b)], "ValueInfoProto", _VALUE_INFO):
+            if field == 1:
+                name = self.text(x, y, "an input or output name")
+            else:
+                type_spans.append((x, y))
+        # TypeProto's members form a oneof: a different member clears the previous one.
+        kind = 0
+        inner: Spans = []
+        for field, x, y in self.fields(type_spans, "TypeProto", _TYPE):
+            if field != kind:
+                kind, inner = field, []
+            inner.append((x, y))
+        if kind != 1:
+            return TensorSpec(name, (), _OTHER_KINDS.get(kind, "undefined"))
+        elem = 0
+        shape: Spans = []
+        for field, x, y in self.fields(inner, "TypeProto.Tensor", _TENSOR_TYPE):
+            if field == 1:
+                elem = _signed(x, 32)
+            else:
+                shape.append((x, y))
+        dtype = _DTYPES.get(elem, f"onnx-type-{elem}")
+        if not shape:  # no shape field at all, not an empty one
+            self.unknown_rank.add(name)
+            return TensorSpec(name, (), dtype)
+        dims = [self.dim(x, y) for _, x, y in self.fields(shape, "TensorShapeProto", _SHAPE)]
+        return TensorSpec(name, tuple(dims), dtype)
+
+    def dim(self, a: int, b: int) -> Dim:
+        value: Dim = None
+        for field, x, _ in self.fields([(a, b)], "TensorShapeProto.Dimension", _DIM):
+            # dim_value and dim_param are a oneof: the last one given wins.
+            value = _signed(x, 64) if field == 1 else None
+        return value if value is not None and value >= 0 else None
