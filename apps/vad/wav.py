@@ -1,0 +1,39 @@
+"""Reading the VAD's input: 16 kHz mono 16-bit PCM WAV, with the stdlib ``wave`` module."""
+
+from __future__ import annotations
+
+import array
+import io
+import wave
+
+RATE = 16000
+
+
+class AudioError(ValueError):
+    """The WAV file cannot be used; the message says why and what would work."""
+
+
+def read_wav(path: str) -> array.array:
+    """The samples of the WAV file at ``path``; see ``decode_wav``."""
+    with open(path, "rb") as f:
+        return decode_wav(f.read(), path)
+
+
+def decode_wav(data: bytes, path: str = "the audio") -> array.array:
+    """16 kHz mono 16-bit PCM samples as f32 in [-1, 1); AudioError for anything else."""
+    try:
+        with wave.open(io.BytesIO(data), "rb") as w:
+            channels, width, rate, frames = w.getnchannels(), w.getsampwidth(), w.getframerate(), w.getnframes()
+            if (channels, width, rate) != (1, 2, RATE):
+                raise AudioError(
+                    f"{path} is {rate} Hz, {channels} channel(s), {8 * width}-bit; the VAD needs "
+                    f"{RATE} Hz mono 16-bit PCM (e.g. sox {path} -r 16000 -c 1 -b 16 out.wav)"
+                )
+            raw = w.readframes(frames)
+    except (wave.Error, EOFError) as exc:
+        raise AudioError(f"{path} is not a readable WAV file: {exc}") from None
+    if len(raw) != frames * 2:
+        raise AudioError(f"{path} is truncated: its header promises {frames} samples, it holds {len(raw) // 2}")
+    pcm = array.array("h")
+    pcm.frombytes(raw)
+    return array.array("f", [v / 32768.0 for v in pcm])
