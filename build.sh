@@ -30,6 +30,7 @@ usage: ./build.sh [COMMAND] [ARGS]
   run APP [ARGS]       run a built app under wasmtime with wasi-nn on OpenVINO;
                        APP is a name in apps/ or an app folder
   setup                create .venv and install the pinned toolchain (done by all commands)
+  bench [--quick]      benchmark guest vs native and wasinn vs raw bindings; writes bench/results/
   fuzz [PYTEST_ARGS]   property-based fuzzing with the long budget (10,000 examples per property)
   bindings             regenerate the typed stubs in guest/wasinn/_bindings from its WIT
   help                 this text
@@ -256,6 +257,12 @@ case "$cmd" in
     test_tools
     cd "$ROOT"
     exec "$VENV/bin/python" -m pytest "$@"
+    ;;
+  bench)
+    setup
+    build "$ROOT/apps/digits" "$ROOT/apps/vad" "$ROOT/apps/textclass" "$ROOT/bench/bench_guest"
+    cd "$ROOT"
+    exec "$VENV/bin/python" bench/run.py "$@"
     ;;
   fuzz)
     # The property tests with their long budget (the test run uses hypothesis's default).

@@ -80,7 +80,7 @@ class FakeHost:
         self._maybe_fail("context", what)
         return Handle(self, "context", graph.get().create_infer_request())
 
-    def compute(self, ctx: Handle, inputs: list[tuple[str, list[int], str, bytes]], what: str) -> list[tuple[str, list[int], str, bytes]]:
+    def compute(self, ctx: Handle, inputs: list[tuple[str, list[int], str, bytes]], what: str, expected: list) -> list[tuple[str, list[int], str, bytes]]:  # type: ignore[type-arg]
         self.calls.append(("compute", [(n, list(d), t) for n, d, t, _ in inputs]))
         for name, dims, dtype, data in inputs:
             assert type(data) is bytes, "the binding takes bytes only"
@@ -98,7 +98,13 @@ class FakeHost:
         out = []
         for i in range(len(request.model_outputs)):
             t = request.get_output_tensor(i)
-            out.append((str(i), list(t.shape), OV_TO_DTYPE[t.element_type.get_type_name()], t.data.tobytes()))
+            dims, dtype, data = list(t.shape), OV_TO_DTYPE[t.element_type.get_type_name()], t.data.tobytes()
+            # The real host layer trusts declared (dims, dtype) when the byte count
+            # matches: they must then be exactly what OpenVINO produced.
+            known = expected[i] if i < len(expected) else None
+            if known is not None and len(data) == known[2]:
+                assert (list(known[0]), known[1]) == (dims, dtype), (known, dims, dtype)
+            out.append((str(i), dims, dtype, data))
         return out
 
     def release(self, handle: Handle) -> None:

@@ -106,7 +106,7 @@ def test_nested_lists_infer_shape_and_default_dtype() -> None:
     assert Tensor(7).shape == () and Tensor(7).item() == 7
     with pytest.raises(ValidationError, match="ragged"):
         Tensor([[1, 2], [3]])
-    with pytest.raises(ValidationError, match="must be numbers"):
+    with pytest.raises(ValidationError, match="tensor needs numbers"):
         Tensor([1, "2"])
 
 

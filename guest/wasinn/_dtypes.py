@@ -32,13 +32,13 @@ _ALIASES = {
 }  # fmt: skip
 
 # array.array type codes with the right item size on this platform.
-_ARRAY_CODE = {"f32": "f", "f64": "d", "u8": "B"}
+ARRAY_CODE = {"f32": "f", "f64": "d", "u8": "B"}
 for _code in "il":
     if array.array(_code).itemsize == 4:
-        _ARRAY_CODE.setdefault("i32", _code)
+        ARRAY_CODE.setdefault("i32", _code)
 for _code in "lq":
     if array.array(_code).itemsize == 8:
-        _ARRAY_CODE.setdefault("i64", _code)
+        ARRAY_CODE.setdefault("i64", _code)
 
 FLOATS = frozenset({"f16", "bf16", "f32", "f64"})
 
@@ -89,7 +89,7 @@ def encode(values: Sequence[float | int], dtype: str) -> bytes:
             return _encode_f16(values)
         if dtype == "bf16":
             return _encode_bf16(values)
-        arr = array.array(_ARRAY_CODE[dtype], values)
+        arr = array.array(ARRAY_CODE[dtype], values)
     except OverflowError as exc:
         low, high = int_range(dtype)
         raise ValidationError(
@@ -109,7 +109,7 @@ def decode(data: bytes | memoryview, dtype: str) -> list[float] | list[int]:
         # bf16 -> f32 is exact: the bf16 bits become the high half of the f32.
         wide = array.array("I", [h << 16 for h in _typed(data, "H")])
         return _typed(wide.tobytes(), "f").tolist()
-    return _typed(data, _ARRAY_CODE[dtype]).tolist()
+    return _typed(data, ARRAY_CODE[dtype]).tolist()
 
 
 def int_range(dtype: str) -> tuple[int, int]:
@@ -146,11 +146,12 @@ def _encode_bf16(values: Sequence[float | int]) -> bytes:
     # to bf16; only f64 inputs that sit exactly between two bf16 values after
     # the first rounding could differ from a direct f64 -> bf16 rounding.
     bits = _typed(array.array("f", values).tobytes(), "I")
-    return array.array("H", [_round_bf16(b) for b in bits]).tobytes()
-
-
-def _round_bf16(bits: int) -> int:
-    if bits & 0x7FFFFFFF > 0x7F800000:  # NaN: keep it a quiet NaN with its sign
-        return (bits >> 16) | 0x0040
     # Round to nearest, ties to even, on the 16 bits that are dropped.
-    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+    halves = [((b + 0x7FFF + ((b >> 16) & 1)) >> 16) & 0xFFFF for b in bits]
+    if any(h & 0x7F80 == 0x7F80 for h in halves):
+        # Infinities and NaNs land here; rounding may have turned a NaN whose
+        # payload sits in the dropped bits into infinity: keep it a quiet NaN.
+        for i, b in enumerate(bits):
+            if b & 0x7FFFFFFF > 0x7F800000:
+                halves[i] = (b >> 16) | 0x0040
+    return array.array("H", halves).tobytes()

@@ -33,9 +33,6 @@ _WIT_TO_DTYPE = {v: k for k, v in _DTYPE_TO_WIT.items()}
 _ENCODINGS = {e.name.lower(): e for e in _graph.GraphEncoding}
 _TARGETS = {t.name.lower(): t for t in _graph.ExecutionTarget}
 
-HostTensor = tuple[str, list[int], str, bytes]
-
-
 def _raise(err: Err, action: str, what: str) -> None:  # type: ignore[type-arg]
     error = err.value
     try:
@@ -70,18 +67,34 @@ def init_context(graph: Any, what: str) -> Any:
         _raise(err, "context", what)
 
 
-def compute(ctx: Any, inputs: Sequence[HostTensor], what: str) -> list[HostTensor]:
-    """Run once. Fresh host tensors are made for every call because the host
-    takes ownership of (and drops) each tensor it is given."""
-    named = [(name, _tensor.Tensor(dims, _DTYPE_TO_WIT[dtype], data)) for name, dims, dtype, data in inputs]
+def compute(
+    ctx: Any,
+    inputs: Sequence[tuple[str, Sequence[int], str, bytes]],
+    what: str,
+    expected: Sequence[tuple[Sequence[int], str, int] | None],
+) -> list[tuple[str, Sequence[int], str, bytes]]:
+    """Run once and return every output as (host name, dims, dtype, bytes).
+
+    Fresh host tensors are made for every call because the host takes
+    ownership of (and drops) each tensor it is given. ``expected`` holds, per
+    output position, the (dims, dtype, byte count) the model declares, or
+    None; each host call costs, so dims and type are fetched only for outputs
+    without a declaration or whose byte count differs from it.
+    """
+    named = [(name, _tensor.Tensor(list(dims), _DTYPE_TO_WIT[dtype], data)) for name, dims, dtype, data in inputs]
     try:
         results = ctx.compute(named)
     except Err as err:
         _raise(err, "compute", what)
-    out: list[HostTensor] = []
-    for name, t in results:
+    out: list[tuple[str, Sequence[int], str, bytes]] = []
+    for position, (name, t) in enumerate(results):
         try:
-            out.append((name, t.dimensions(), _WIT_TO_DTYPE[t.ty()], t.data()))
+            data = t.data()
+            known = expected[position] if position < len(expected) else None
+            if known is not None and len(data) == known[2]:
+                out.append((name, known[0], known[1], data))
+            else:
+                out.append((name, t.dimensions(), _WIT_TO_DTYPE[t.ty()], data))
         finally:
             t.__exit__(None, None, None)
     return out

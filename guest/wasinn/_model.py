@@ -105,17 +105,19 @@ class Session(_Resource):
 
     def run(self, inputs: Any, *, outputs: Sequence[str] | None = None) -> dict[str, Tensor]:
         """Run the model once; see ``Model.run``."""
-        self._check_open()
         model = self._model
-        model._check_open()
+        if self._closed or model._closed:
+            self._check_open()
+            model._check_open()
         feeds = _spec.feeds(inputs, model._inputs)
-        wanted = _spec.select(outputs, model._outputs)
+        wanted = _spec.select(outputs, model._outputs) if outputs is not None else None
         raw = _host().compute(
             self._ctx,
-            [(name, list(t.shape), t.dtype, t.tobytes()) for name, t in feeds],
-            f"running {model.name}",
+            [(name, t._shape, t._dtype, t._data) for name, t in feeds],
+            model._what_run,
+            model._expected,
         )
-        names = [s.name for s in model._outputs] if model._outputs is not None else []
+        names = model._out_names
         result: dict[str, Tensor] = {}
         for position, (host_name, dims, dtype, data) in enumerate(raw):
             # The host names outputs "0", "1", ... in the model's output order.
@@ -262,6 +264,9 @@ class Model(_Resource):
         self.skipped_targets = skipped
         self._inputs = inputs
         self._outputs = outputs
+        self._out_names = [s.name for s in outputs] if outputs is not None else []
+        self._expected = _spec.expected_outputs(outputs)
+        self._what_run = f"running {name}"
         self._sessions: weakref.WeakSet[Session] = weakref.WeakSet()
         try:
             self._default = Session(self)

@@ -197,3 +197,20 @@ def select(outputs: Sequence[str] | None, specs: Sequence[TensorSpec] | None) ->
                 f"the model's outputs are: {_names(specs)}"
             )
     return wanted
+
+
+def expected_outputs(specs: Sequence[TensorSpec] | None) -> list[tuple[tuple[int, ...], str, int] | None]:
+    """Per output position, ``(shape, dtype, nbytes)`` when the model fixes them.
+
+    The host layer then needs to ask the host only for the bytes of such an
+    output, and asks for its shape and type as well whenever the byte count
+    differs (or the shape is dynamic), so nothing is ever guessed.
+    """
+    out: list[tuple[tuple[int, ...], str, int] | None] = []
+    for spec in specs or ():
+        if spec.is_static and spec.dtype in _dtypes.ITEMSIZE:
+            shape = tuple(spec.shape)  # type: ignore[arg-type]
+            out.append((shape, spec.dtype, math.prod(shape) * _dtypes.ITEMSIZE[spec.dtype]))  # type: ignore[arg-type]
+        else:
+            out.append(None)
+    return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import array
+import heapq
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any, Union
@@ -61,7 +62,7 @@ class Tensor:
         dt = want or own_dtype
         if raw is None:  # data came as numbers: pack them now
             values, own_shape = own_shape  # type: ignore[misc]
-            raw = _dtypes.encode(values, dt)
+            raw = _encode_numbers(values, dt)
         elif want is not None and own_dtype not in (want, None):
             # A typed buffer of another dtype: convert by value.
             raw = _dtypes.encode(_dtypes.decode(raw, own_dtype), want)
@@ -168,7 +169,7 @@ class Tensor:
         return _dtypes.decode(self._data, self._dtype)[0]
 
     def argmax(self, axis: int | None = None) -> Any:
-        """Index of the largest value.
+        """Index of the largest value (of the first NaN, if any, as numpy does).
 
         With ``axis=None`` the index is into the flattened tensor. With
         ``axis=-1`` (the last axis) the result is a nested list with one index
@@ -181,20 +182,20 @@ class Tensor:
         if not flat:
             raise ValidationError("argmax() of an empty tensor")
         if axis is None:
-            return max(range(len(flat)), key=flat.__getitem__)
+            return _argmax(flat)
         if axis not in (-1, self.ndim - 1):
             raise ValidationError(f"argmax supports axis=None or the last axis (-1), not {axis}")
         n = self._shape[-1]
-        best = [
-            max(range(n), key=flat[start : start + n].__getitem__)
-            for start in range(0, len(flat), n)
-        ]
+        if n == 0:
+            raise ValidationError("argmax() along an empty axis")
+        best = [_argmax(flat[start : start + n]) for start in range(0, len(flat), n)]
         return _nest(best, self._shape[:-1]) if self.ndim > 1 else best[0]
 
     def topk(self, k: int) -> list[tuple[int, float | int]]:
         """The ``k`` largest values of the flattened tensor as ``(index, value)``.
 
         Sorted from largest to smallest; ties keep the lower index first.
+        NaN values are not ordered: leave them out before ranking if present.
 
         >>> Tensor([0.1, 0.7, 0.2]).topk(2)
         [(1, 0.699999988079071), (2, 0.20000000298023224)]
@@ -202,8 +203,8 @@ class Tensor:
         if k < 0:
             raise ValidationError(f"topk needs k >= 0, not {k}")
         flat = _dtypes.decode(self._data, self._dtype)
-        order = sorted(range(len(flat)), key=lambda i: (-flat[i], i))
-        return [(i, flat[i]) for i in order[:k]]
+        # nlargest is stable like sorted(reverse=True): equal values keep index order.
+        return [(i, flat[i]) for i in heapq.nlargest(k, range(len(flat)), key=flat.__getitem__)]
 
     def reshape(self, *shape: int | Iterable[int]) -> Tensor:
         """The same bytes under another shape with as many elements.
@@ -294,17 +295,22 @@ def _ingest(data: Any, want: str | None) -> tuple[bytes | None, Any, str | None]
         return raw, tuple(view.shape) if view.ndim != 1 else None, fmt_dtype
     if isinstance(data, (int, float)):
         dtype = want or ("f32" if isinstance(data, float) else "i64")
-        values = [_coerce(data, dtype)]
-        return None, (values, ()), dtype
+        return None, ([data], ()), dtype
     if isinstance(data, (list, tuple)):
-        flat: list[Number] = []
+        flat: list[Any] = []
         shape = _flatten(data, flat)
-        dtype = want or ("f32" if any(isinstance(v, float) for v in flat) else "i64")
-        if not flat and want is None:
-            dtype = "f32"
-        if dtype not in _dtypes.FLOATS:
-            flat = [_float_to_int(v, dtype) if isinstance(v, float) else v for v in flat]
-        return None, (flat, shape), dtype
+        if want is not None:
+            return None, (flat, shape), want
+        if not flat:
+            return None, ([], shape), "f32"
+        # All integers (or bools) make i64, anything with a float f32. Letting
+        # array() find out keeps this at C speed on large lists.
+        try:
+            return array.array(_dtypes.ARRAY_CODE["i64"], flat).tobytes(), shape, "i64"
+        except TypeError:
+            return None, (flat, shape), "f32"
+        except OverflowError:
+            raise ValidationError("an integer does not fit in i64; pass dtype='f64' or smaller values") from None
     raise ValidationError(
         f"cannot make a tensor from {type(data).__name__}; pass bytes, array.array, "
         "nested lists of numbers, a number or a Tensor"
@@ -319,32 +325,34 @@ def _has_buffer(obj: Any) -> bool:
     return True
 
 
-def _flatten(data: Sequence[Any], out: list[Number]) -> Shape:
-    """Append the numbers of a nested list to ``out``; return its shape."""
+def _flatten(data: Sequence[Any], out: list[Any]) -> Shape:
+    """Append the items of a nested list to ``out``; return its shape.
+
+    The innermost items are not checked here: packing them (``_encode_numbers``)
+    rejects anything that is not a number.
+    """
     if not data:
         return (0,)
-    first = data[0]
-    if isinstance(first, (list, tuple)):
-        inner = _flatten(first, out)
+    if isinstance(data[0], (list, tuple)):
+        inner = _flatten(data[0], out)
         for row in data[1:]:
             if not isinstance(row, (list, tuple)) or _flatten(row, out) != inner:
                 raise ValidationError(
                     "nested lists are ragged: every row at one depth must have the same length"
                 )
         return (len(data), *inner)
-    for v in data:
-        if not isinstance(v, (int, float)):
-            raise ValidationError(
-                f"tensor elements must be numbers, found {type(v).__name__} ({v!r})"
-            )
     out.extend(data)
     return (len(data),)
 
 
-def _coerce(value: Number, dtype: str) -> Number:
-    if dtype in _dtypes.FLOATS:
-        return float(value)
-    return _float_to_int(value, dtype) if isinstance(value, float) else int(value)
+def _encode_numbers(values: list[Any], dtype: str) -> bytes:
+    """Pack numbers; whole floats are accepted for integer dtypes."""
+    try:
+        return _dtypes.encode(values, dtype)
+    except ValidationError:
+        if dtype in _dtypes.FLOATS or not any(isinstance(v, float) for v in values):
+            raise
+    return _dtypes.encode([_float_to_int(v, dtype) for v in values], dtype)
 
 
 def _float_to_int(value: float | int, dtype: str) -> int:
@@ -363,3 +371,12 @@ def _nest(flat: list[Any], shape: Shape) -> Any:
         return flat
     step = math.prod(shape[1:])
     return [_nest(flat[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+def _argmax(values: list[Any]) -> int:
+    total = sum(values)  # NaN anywhere makes the sum NaN (so does inf + -inf)
+    if total != total:
+        for i, v in enumerate(values):
+            if v != v:
+                return i  # numpy's rule: the first NaN is the maximum
+    return values.index(max(values))
