@@ -310,6 +310,10 @@ def report(data: dict[str, Any]) -> str:
     for name, cost in data["libcosts"].items():
         ms = cost["seconds"] * 1000
         lines.append(f"| {name} | {ms:.3f} | {cost['mb']:.3f} | {ms / cost['mb']:.3f} |")
+    lines += ["", "## Where wasinn's time goes on the VAD step (guest, median µs, interleaved)", "",
+              "| layer | µs |", "|---|---|"]
+    for name, us in data["profile"].items():
+        lines.append(f"| {name} | {us:.1f} |")
     lines += ["", "## Targets", "", "| target | measured | met |", "|---|---|---|"]
     for name, goal, value, better in targets(data):
         met = value <= goal if better == "lower" else value >= goal
@@ -378,6 +382,7 @@ def main() -> None:
     data["transfer"] = transfer(args.quick)
     data["startup"] = startup(args.quick)
     data["libcosts"] = guest("wasinn", "libcosts", "3" if args.quick else "9")["costs"]
+    data["profile"] = guest("wasinn", "profile:vad", "300" if args.quick else "3000")["profile"]
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "latest.json").write_text(json.dumps(data, indent=1))
     (args.out / "latest.md").write_text(report(data))

@@ -2,6 +2,7 @@
 
     bench_guest both CASE N WARMUP
     bench_guest wasinn libcosts REPS
+    bench_guest wasinn profile:CASE N
 
 Each iteration runs one step through the generated wasi-nn bindings directly
 ("raw": fresh host tensors every call, outputs read and dropped, recurrent
@@ -26,7 +27,7 @@ from componentize_py_types import Err
 from wit_world import exports
 
 from cases import DIGITS, MINILM, VAD, Inputs, case_inputs, floats
-from wasinn import Model, Tensor, _ir, _onnx
+from wasinn import Model, Tensor, _host, _ir, _onnx, _spec
 from wasinn._bindings.imports import graph, tensor
 
 WIT_TYPES = {"f32": tensor.TensorType.FP32, "i64": tensor.TensorType.I64}
@@ -39,13 +40,21 @@ def read(path: str) -> bytes:
         return f.read()
 
 
-def raw_step(path: str, inputs: Inputs, feedback: dict[str, str]) -> tuple[float, Any]:
-    """Load with the raw bindings; return the load time and a step function."""
+def raw_step(path: str, inputs: Inputs, feedback: dict[str, str], shared: Any = None) -> tuple[float, Any]:
+    """Load with the raw bindings; return the load time and a step function.
+
+    With ``shared`` (an execution context) the steps run on it instead of the
+    raw graph's own, so that raw and wasinn steps differ only in the guest
+    code: two compiled copies of one model can differ by 10-20 % on their own.
+    Every step passes all inputs, so the context holds no state between steps.
+    """
     start = time.perf_counter()
     builders = [read(path), read(path[:-4] + ".bin") if path.endswith(".xml") else b""]
     g = graph.load(builders, graph.GraphEncoding.OPENVINO, graph.ExecutionTarget.CPU)
     ctx = g.init_execution_context()
     load = time.perf_counter() - start
+    if shared is not None:
+        ctx = shared
     current = {name: data for name, _, _, data in inputs}
     fed = {RAW_POSITIONS[out]: into for out, into in feedback.items()}
     specs = [(name, dims, WIT_TYPES[dt]) for name, dims, dt, _ in inputs]
@@ -63,8 +72,8 @@ def raw_step(path: str, inputs: Inputs, feedback: dict[str, str]) -> tuple[float
     return load, step
 
 
-def wasinn_step(path: str, inputs: Inputs, feedback: dict[str, str]) -> tuple[float, Any]:
-    """Load with wasinn; return the load time and a step function."""
+def wasinn_step(path: str, inputs: Inputs, feedback: dict[str, str]) -> tuple[float, Any, Any]:
+    """Load with wasinn; return the load time, a step function and its context."""
     start = time.perf_counter()
     model = Model.load(path)
     load = time.perf_counter() - start
@@ -78,15 +87,15 @@ def wasinn_step(path: str, inputs: Inputs, feedback: dict[str, str]) -> tuple[fl
     def step() -> list[bytes]:
         return [t.tobytes() for t in session.run(feeds).values()]
 
-    return load, step
+    return load, step, (session._default if session is model else session)._ctx
 
 
 def run_both(case: str, n: int, warmup: int) -> dict[str, Any]:
     """Raw and wasinn steps interleaved in one loop, so that the machine's
     drift hits both alike; the order alternates every iteration."""
     path, inputs, feedback = case_inputs(case)
-    raw_load, raw = raw_step(path, inputs, feedback)
-    lib_load, lib = wasinn_step(path, inputs, feedback)
+    lib_load, lib, ctx = wasinn_step(path, inputs, feedback)
+    raw_load, raw = raw_step(path, inputs, feedback, shared=ctx)
     times: dict[str, list[float]] = {"raw": [], "wasinn": []}
     last: dict[str, list[bytes]] = {}
     for i in range(warmup + n):
@@ -100,6 +109,48 @@ def run_both(case: str, n: int, warmup: int) -> dict[str, Any]:
         "raw": {"times": times["raw"], "load": raw_load, "digest": digest(last["raw"])},
         "wasinn": {"times": times["wasinn"], "load": lib_load, "digest": digest(last["wasinn"])},
     }
+
+
+def profile(case: str, n: int) -> dict[str, Any]:
+    """Median microseconds of each layer of a wasinn step against the raw step,
+    all interleaved in one loop: where wasinn's overhead goes."""
+    path, inputs, feedback = case_inputs(case)
+    model = Model.load(path)
+    feeds = {name: Tensor(data, shape=dims, dtype=dt) for name, dims, dt, data in inputs}
+    plain = model.session()
+    ctx = plain._ctx
+    _, raw = raw_step(path, inputs, feedback, shared=ctx)
+    wit = [(name, list(t.shape), WIT_TYPES[t.dtype], t.tobytes()) for name, t in feeds.items()]
+    items = list(feeds.items())
+
+    def raw_with_queries() -> None:
+        named = [(name, tensor.Tensor(dims, ty, data)) for name, dims, ty, data in wit]
+        for _, t in ctx.compute(named):
+            t.dimensions()
+            t.ty()
+            t.data()
+            t.__exit__(None, None, None)
+
+    steps = {
+        "raw bindings step": raw,
+        "raw step + dimensions() and ty() per output": raw_with_queries,
+        "wasinn host layer (_host.compute)": lambda: _host.compute(ctx, items, "bench", model._expected),
+        "wasinn input checks (_spec.feeds)": lambda: _spec.feeds(feeds, model._inputs),
+        "wasinn Session.run (all inputs given)": lambda: plain.run(feeds),
+    }
+    if feedback:
+        stateful = model.stateful(feedback)
+        stateful._ctx = ctx  # the same context as every other row
+        own = {k: v for k, v in feeds.items() if k not in feedback.values()}
+        steps["wasinn StatefulSession.run"] = lambda: stateful.run(own)
+    times: dict[str, list[float]] = {k: [] for k in steps}
+    names = list(steps)
+    for i in range(n):
+        for name in names if i % 2 else names[::-1]:
+            t0 = time.perf_counter()
+            steps[name]()
+            times[name].append(time.perf_counter() - t0)
+    return {"profile": {k: 1e6 * sorted(v[n // 10 :])[len(v[n // 10 :]) // 2] for k, v in times.items()}}
 
 
 def digest(outputs: list[bytes]) -> str:
@@ -156,6 +207,9 @@ def main(args: list[str]) -> int:
     mode, case = args[0], args[1]
     if case == "libcosts":
         print(json.dumps(lib_costs(int(args[2]))))
+        return 0
+    if case.startswith("profile:"):
+        print(json.dumps(profile(case.split(":", 1)[1], int(args[2]))))
         return 0
     n, warmup = int(args[2]), int(args[3])
     print(json.dumps(run_both(case, n, warmup)))

@@ -1,8 +1,8 @@
 """The only module that touches the generated wasi-nn bindings.
 
-Everything above this layer deals in plain Python values (names, shapes as
-lists, dtype strings, ``bytes``) so that it imports and unit-tests in normal
-CPython, where ``tests/fake_host.py`` stands in for this module. Every value
+Everything above this layer deals in plain Python values (names, shapes,
+dtype strings, ``bytes``, wasinn Tensors) so that it imports and unit-tests in
+normal CPython, where ``tests/fake_host.py`` stands in for this module. Every value
 reaching a binding here has been checked already: a wrong Python type passed
 to a binding aborts the whole component.
 
@@ -11,14 +11,16 @@ Host errors leave through ``_errors.from_host`` and nowhere else.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 from componentize_py_types import Err
 
-from . import _errors
+from . import _dtypes, _errors
 from ._bindings.imports import graph as _graph
 from ._bindings.imports import tensor as _tensor
+from ._tensor import Tensor
 
 _DTYPE_TO_WIT = {
     "f16": _tensor.TensorType.FP16,
@@ -69,32 +71,39 @@ def init_context(graph: Any, what: str) -> Any:
 
 def compute(
     ctx: Any,
-    inputs: Sequence[tuple[str, Sequence[int], str, bytes]],
+    inputs: Sequence[tuple[str, Tensor]],
     what: str,
-    expected: Sequence[tuple[Sequence[int], str, int] | None],
+    expected: Sequence[tuple[Sequence[int] | None, str | None, int | None] | None],
 ) -> list[tuple[str, Sequence[int], str, bytes]]:
-    """Run once and return every output as (host name, dims, dtype, bytes).
+    """Run once on checked ``(name, Tensor)`` inputs; return every output as
+    (host name, dims, dtype, bytes).
 
     Fresh host tensors are made for every call because the host takes
-    ownership of (and drops) each tensor it is given. ``expected`` holds, per
-    output position, the (dims, dtype, byte count) the model declares, or
-    None; each host call costs, so dims and type are fetched only for outputs
-    without a declaration or whose byte count differs from it.
+    ownership of (and drops) each tensor it is given. ``expected`` is what
+    the model declares per output position (see
+    ``_spec.expected_outputs``): dims and type are fetched from the host only
+    where the declaration does not settle them, checked by the byte count.
     """
-    named = [(name, _tensor.Tensor(list(dims), _DTYPE_TO_WIT[dtype], data)) for name, dims, dtype, data in inputs]
+    named = [(name, _tensor.Tensor(list(t._shape), _DTYPE_TO_WIT[t._dtype], t._data)) for name, t in inputs]
     try:
         results = ctx.compute(named)
     except Err as err:
         _raise(err, "compute", what)
     out: list[tuple[str, Sequence[int], str, bytes]] = []
-    for position, (name, t) in enumerate(results):
+    if len(expected) != len(results):
+        expected = [None] * len(results)
+    for (name, t), known in zip(results, expected):
         try:
             data = t.data()
-            known = expected[position] if position < len(expected) else None
-            if known is not None and len(data) == known[2]:
-                out.append((name, known[0], known[1], data))
-            else:
+            if known is None:
                 out.append((name, t.dimensions(), _WIT_TO_DTYPE[t.ty()], data))
+                continue
+            shape, dtype, nbytes = known
+            if nbytes is None or len(data) != nbytes:
+                shape = t.dimensions()
+                if dtype is None or len(data) != math.prod(shape) * _dtypes.ITEMSIZE[dtype]:
+                    dtype = _WIT_TO_DTYPE[t.ty()]
+            out.append((name, shape, dtype, data))  # type: ignore[arg-type]
         finally:
             t.__exit__(None, None, None)
     return out

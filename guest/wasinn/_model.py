@@ -111,19 +111,11 @@ class Session(_Resource):
             model._check_open()
         feeds = _spec.feeds(inputs, model._inputs)
         wanted = _spec.select(outputs, model._outputs) if outputs is not None else None
-        raw = _host().compute(
-            self._ctx,
-            [(name, t._shape, t._dtype, t._data) for name, t in feeds],
-            model._what_run,
-            model._expected,
-        )
-        names = model._out_names
-        result: dict[str, Tensor] = {}
-        for position, (host_name, dims, dtype, data) in enumerate(raw):
-            # The host names outputs "0", "1", ... in the model's output order.
-            index = int(host_name) if host_name.isdigit() else position
-            name = names[index] if index < len(names) else host_name
-            result[name] = Tensor._wrap(data, dims, dtype)
+        # A session only exists while a host does, so the host is used directly.
+        raw = _active_host.compute(self._ctx, feeds, model._what_run, model._expected)
+        rename = model._rename
+        wrap = Tensor._wrap
+        result = {rename.get(host_name, host_name): wrap(data, dims, dtype) for host_name, dims, dtype, data in raw}
         if wanted is None:
             return result
         missing = [w for w in wanted if w not in result]
@@ -206,20 +198,21 @@ class StatefulSession(Session):
 
     def run(self, inputs: Any, *, outputs: Sequence[str] | None = None) -> dict[str, Tensor]:
         """Run with the kept state added to ``inputs`` (a mapping); update the state."""
-        if not isinstance(inputs, Mapping):
+        if type(inputs) is not dict and not isinstance(inputs, Mapping):
             raise ValidationError("a stateful session takes its inputs as a mapping of name to tensor")
-        fed = [name for name in inputs if name in self._state]
-        if fed:
+        state = self._state
+        if not state.keys().isdisjoint(inputs):
+            fed = [name for name in inputs if name in state]
             raise ValidationError(
                 f"input {', '.join(repr(n) for n in fed)} is fed from the model's own output; "
                 "do not pass it (use reset() or a new stateful session to change it)"
             )
-        result = super().run({**inputs, **self._state})
+        result = super().run({**inputs, **state})
         for out_name, in_name in self._feedback.items():
-            self._state[in_name] = result[out_name]
-        wanted = _spec.select(outputs, self._model._outputs)
-        if wanted is None:
+            state[in_name] = result[out_name]
+        if outputs is None:
             return result
+        wanted = _spec.select(outputs, self._model._outputs) or []
         missing = [w for w in wanted if w not in result]
         if missing:
             raise ValidationError(f"unknown output {', '.join(repr(m) for m in missing)}")
@@ -264,7 +257,8 @@ class Model(_Resource):
         self.skipped_targets = skipped
         self._inputs = inputs
         self._outputs = outputs
-        self._out_names = [s.name for s in outputs] if outputs is not None else []
+        # The host names outputs "0", "1", ... in the model's output order.
+        self._rename = {str(i): s.name for i, s in enumerate(outputs or ())}
         self._expected = _spec.expected_outputs(outputs)
         self._what_run = f"running {name}"
         self._sessions: weakref.WeakSet[Session] = weakref.WeakSet()

@@ -76,6 +76,17 @@ def feeds(inputs: Any, specs: Sequence[TensorSpec] | None) -> list[tuple[str, Te
             )
         return [(str(name), _as_tensor(name, value, None)) for name, value in inputs.items()]
 
+    if type(inputs) is dict and len(inputs) == len(specs):
+        # The common case, kept cheap because it runs on every call: a dict
+        # of Tensors whose dtypes and (non-scalar) shapes match exactly.
+        fast = []
+        for spec in specs:
+            t = inputs.get(spec.name)
+            if type(t) is not Tensor or t._dtype != spec.dtype or t._shape != spec.shape or not t._shape:
+                break
+            fast.append((spec.name, t))
+        else:
+            return fast
     if isinstance(inputs, Mapping):
         by_name = {s.name: s for s in specs}
         unknown = [k for k in inputs if k not in by_name]
@@ -171,9 +182,10 @@ def _check(name: str, tensor: Tensor, spec: TensorSpec) -> None:
         )
     if spec.shape is None:
         return
-    fits = len(tensor.shape) == len(spec.shape) and all(
-        want is None or want == got for want, got in zip(spec.shape, tensor.shape)
-    )
+    fits = len(tensor.shape) == len(spec.shape)
+    for want, got in zip(spec.shape, tensor.shape):
+        if want is not None and want != got:
+            fits = False
     if not fits:
         raise ValidationError(
             f"input {name!r} has shape {list(tensor.shape)}, but the model wants "
@@ -199,18 +211,24 @@ def select(outputs: Sequence[str] | None, specs: Sequence[TensorSpec] | None) ->
     return wanted
 
 
-def expected_outputs(specs: Sequence[TensorSpec] | None) -> list[tuple[tuple[int, ...], str, int] | None]:
-    """Per output position, ``(shape, dtype, nbytes)`` when the model fixes them.
+def expected_outputs(
+    specs: Sequence[TensorSpec] | None,
+) -> list[tuple[tuple[int, ...] | None, str | None, int | None] | None]:
+    """Per output position, what the model declares: ``(shape, dtype, nbytes)``.
 
-    The host layer then needs to ask the host only for the bytes of such an
-    output, and asks for its shape and type as well whenever the byte count
-    differs (or the shape is dynamic), so nothing is ever guessed.
+    ``shape`` and ``nbytes`` are None unless the shape is static, ``dtype``
+    is None unless it is a wasi-nn type, and the entry is None when nothing
+    is declared. Each host call costs, so the host layer fetches an output's
+    dims only when its byte count differs from ``nbytes``, and its type only
+    when the byte count disagrees with the dims and the declared dtype:
+    nothing is guessed, everything is checked against the bytes.
     """
-    out: list[tuple[tuple[int, ...], str, int] | None] = []
+    out: list[tuple[tuple[int, ...] | None, str | None, int | None] | None] = []
     for spec in specs or ():
-        if spec.is_static and spec.dtype in _dtypes.ITEMSIZE:
+        dtype = spec.dtype if spec.dtype in _dtypes.ITEMSIZE else None
+        if dtype is not None and spec.is_static:
             shape = tuple(spec.shape)  # type: ignore[arg-type]
-            out.append((shape, spec.dtype, math.prod(shape) * _dtypes.ITEMSIZE[spec.dtype]))  # type: ignore[arg-type]
+            out.append((shape, dtype, math.prod(shape) * _dtypes.ITEMSIZE[dtype]))  # type: ignore[arg-type]
         else:
-            out.append(None)
+            out.append((None, dtype, None) if dtype is not None else None)
     return out
