@@ -388,6 +388,24 @@ def main() -> None:
     (args.out / "latest.md").write_text(report(data))
     chart(data, args.out / "latest.png")
     print(f"bench: wrote {args.out / 'latest.md'} and {args.out / 'latest.png'}", file=sys.stderr)
+    if not args.quick and args.out.resolve() == (ROOT / "bench" / "results").resolve():
+        update_readme(data)
+
+
+def update_readme(data: dict[str, Any]) -> None:
+    """Put a full run's latency and target tables into README.md between markers."""
+    readme = ROOT / "README.md"
+    text = readme.read_text()
+    start, end = "<!-- bench:start -->", "<!-- bench:end -->"
+    if start not in text or end not in text:
+        return
+    table = report(data)
+    keep = [table[table.index("## Per-inference latency") :table.index("Model load (s)")].strip(),
+            table[table.index("## Targets") :].strip()]
+    body = "\n\n".join(block.replace("## ", "#### ", 1) for block in keep)
+    head, rest = text.split(start, 1)
+    readme.write_text(f"{head}{start}\n{body}\n{end}{rest.split(end, 1)[1]}")
+    print("bench: updated the tables in README.md", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import array
 import contextlib
+import copy
 import io
 import math
 import os
@@ -43,7 +44,7 @@ import wave
 import xml.etree.ElementTree as ET
 import zlib
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
@@ -269,17 +270,32 @@ def nest(flat: list[Any], shape: tuple[int, ...], container: type = list) -> Any
 
 
 def flatten(x: Any) -> list[Any]:
-    if isinstance(x, (list, tuple)):
-        return [v for item in x for v in flatten(item)]
-    return [x]
+    """The numbers of a nested list, in order (iterative: any depth)."""
+    out, stack = [], [x]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(reversed(item))
+        else:
+            out.append(item)
+    return out
 
 
 def f16_overflow_with_nan(values: list[Any]) -> bool:
-    """The inputs of the f16 KNOWN BUG: a NaN beside a finite value past the f16 range."""
+    """Inputs of an f16 KNOWN BUG: a NaN beside a finite value past the f16 range."""
     wide = [float(v) for v in values]
     return any(math.isnan(v) for v in wide) and any(
         math.isfinite(v) and abs(v) >= 65520.0 for v in wide
     )
+
+
+def f16_big_int(values: list[Any]) -> bool:
+    """Inputs of an f16 KNOWN BUG: a Python int past the f16 range (a float would be inf)."""
+    return any(type(v) is int and abs(v) >= 65520 for v in values)
+
+
+def f16_known_bug(values: list[Any]) -> bool:
+    return f16_overflow_with_nan(values) or f16_big_int(values)
 
 
 # ---------------------------------------------------------------- tensor strategies
@@ -387,7 +403,7 @@ def shapes_of_size(draw: Any, n: int) -> tuple[int, ...]:
 @given(value_cases())
 def test_values_round_trip_like_numpy(case: tuple[str, tuple[int, ...], list[Any]]) -> None:
     dtype, shape, values = case
-    assume(not (dtype == "f16" and f16_overflow_with_nan(values)))  # see the f16 KNOWN BUG
+    assume(not (dtype == "f16" and f16_known_bug(values)))  # see the f16 KNOWN BUGs
     ran(dtype)
     want = numpy_store(values, dtype).reshape(shape)
     with time_limit():
@@ -445,11 +461,11 @@ def nested_cases(draw: Any) -> tuple[tuple[int, ...], str, list[Any], type]:
     n = math.prod(shape)
     if kind == "int":
         values = draw(st.lists(st.integers(-(2**63), 2**63 - 1) | st.booleans(), min_size=n, max_size=n))
-    else:
-        exact = st.one_of(st.floats(width=32), st.integers(-(2**24), 2**24), st.booleans())
-        values = draw(st.lists(exact, min_size=n, max_size=n))
+    else:  # ints past i64 before the first float: the inference KNOWN BUG
+        mixed = st.one_of(st.floats(), st.integers(-(2**63), 2**63 - 1), st.booleans())
+        values = draw(st.lists(mixed, min_size=n, max_size=n))
         if n:  # at least one float makes it f32
-            values[draw(st.integers(0, n - 1))] = draw(st.floats(width=32))
+            values[draw(st.integers(0, n - 1))] = draw(st.floats())
     return shape, kind, values, draw(st.sampled_from((list, tuple)))
 
 
@@ -463,8 +479,7 @@ def test_nested_lists_infer_shape_and_dtype(case: tuple[tuple[int, ...], str, li
         t = Tensor(data)
     want_dtype = "i64" if kind == "int" and values else "f32"
     assert (t.shape, t.dtype) == (shape, want_dtype)
-    cast = int if want_dtype == "i64" else float
-    assert same(t.tolist(), nest([cast(v) for v in values], shape))
+    assert same(t.tolist(), as_python(numpy_store(values, want_dtype).reshape(shape), want_dtype))
 
 
 @FUZZ
@@ -512,10 +527,10 @@ def astype_cases(draw: Any) -> tuple[str, str, tuple[int, ...], list[Any]]:
 @given(astype_cases())
 def test_astype_converts_like_numpy(case: tuple[str, str, tuple[int, ...], list[Any]]) -> None:
     src, dst, shape, values = case
-    assume(not (src == "f16" and f16_overflow_with_nan(values)))
+    assume(not (src == "f16" and f16_known_bug(values)))
     t = Tensor(values, shape=shape, dtype=src)
     decoded = flatten(t.tolist()) if t.size else []
-    assume(not (dst == "f16" and f16_overflow_with_nan(decoded)))
+    assume(not (dst == "f16" and f16_known_bug(decoded)))
     ran(f"to {'float' if dst in FLOATS else 'int'}")
     if src == dst:
         assert t.astype(dst) is t
@@ -594,6 +609,36 @@ def test_typed_buffers_keep_dtype_and_shape(case: tuple[str, np.ndarray], target
     assert got == want
 
 
+@FUZZ
+@given(byte_cases(), st.integers(-2, 90))
+def test_argmax_and_topk_agree_with_numpy(case: tuple[str, tuple[int, ...], bytes], k: int) -> None:
+    dtype, shape, raw = case
+    t = Tensor(raw, shape=shape, dtype=dtype)
+    arr = np.frombuffer(raw, dtype=NP[dtype]).reshape(shape)
+    with np.errstate(all="ignore"):
+        wide = arr.astype(np.float64) if dtype in FLOATS else arr
+    flat = wide.ravel().tolist()
+    has_nan = any(v != v for v in flat)
+    ran("with NaN" if has_nan else "without NaN")
+    with time_limit():
+        if not flat:
+            with pytest.raises(ValidationError):
+                t.argmax()
+        else:
+            assert t.argmax() == int(np.argmax(wide))  # the first NaN, if any, like numpy
+            if shape and shape[-1]:
+                assert t.argmax(axis=-1) == np.argmax(wide, axis=-1).tolist()
+        if k < 0:
+            with pytest.raises(ValidationError):
+                t.topk(k)
+            return
+        top = t.topk(k)
+    if not has_nan:  # NaNs are unordered (documented)
+        order = sorted(range(len(flat)), key=lambda i: (-flat[i], i))[:k]
+        assert [i for i, _ in top] == order
+        assert same([v for _, v in top], [flat[i] for i in order])
+
+
 def test_zeros_match_bytes() -> None:
     """Tensor.zeros against zero bytes, for every dtype and a few shapes (not random)."""
     for dtype in DTYPES:
@@ -628,7 +673,7 @@ BAD_DIMS = st.one_of(
     st.floats(),
     st.sampled_from(("1", "", None, True, False, b"\x01", 1j, Decimal(2), Fraction(2, 1), [1])),
 )
-NOT_A_SHAPE = st.sampled_from((5, 2.0, 1j, object(), "12", b"\x02", Decimal(1)))
+NOT_A_SHAPE = st.sampled_from((5, 2.0, 1j, object(), "12", Decimal(1), {2.0}))
 
 
 @FUZZ
@@ -697,10 +742,11 @@ def test_ragged_lists_are_refused(data: Any, dtype: str | None) -> None:
         Tensor(data, dtype=dtype)
 
 
+# Not numbers. (Decimal and Fraction elements are read as floats since the list fast
+# path of 5b7d8e5 lets array() convert them; see test_number_like_elements_...)
 JUNK = st.sampled_from((
-    "1", "", b"\x01", bytearray(b"x"), None, 1j, complex(1, 0), Decimal("1.5"), Fraction(1, 2),
-    {}, {1: 2}, set(), frozenset({1}), object(), range(3), Ellipsis, float, memoryview(b"ab"),
-    array.array("f", [1.0]),
+    "1", "", b"\x01", bytearray(b"x"), None, 1j, complex(1, 0), {}, {1: 2}, set(),
+    frozenset({1}), object(), range(3), Ellipsis, float, memoryview(b"ab"), array.array("f", [1.0]),
 ))  # fmt: skip
 TOP_LEVEL_JUNK = st.sampled_from((
     "1.0", "", None, 1j, Decimal("1.5"), Fraction(1, 2), {}, {1: 2.0}, {1.0}, frozenset(), object(),
@@ -798,6 +844,15 @@ def test_ints_beyond_float64_are_refused(dtype: str, bits: int, negative: bool) 
 # ---------------------------------------------------------------- tensor KNOWN BUGs
 
 
+@st.composite
+def f16_nan_beside_overflow(draw: Any) -> list[Any]:
+    values = draw(st.lists(element("f16"), max_size=5))
+    values.insert(draw(st.integers(0, len(values))), draw(st.sampled_from((math.nan, -math.nan))))
+    big = draw(st.floats(min_value=65520.0, max_value=1e308) | st.integers(65520, 2**64))
+    values.insert(draw(st.integers(0, len(values))), -big if draw(st.booleans()) else big)
+    return values
+
+
 @known_bug(
     "f16 encoding turns NaN into -inf when another value in the same tensor is past the "
     "f16 range (_dtypes._encode_f16 clamps every value with `abs(v) < 65520.0`, which is "
@@ -805,11 +860,82 @@ def test_ints_beyond_float64_are_refused(dtype: str, bits: int, negative: bool) 
 )
 @FUZZ
 @example(values=[70000.0, math.nan])
-@given(st.lists(element("f16"), min_size=1, max_size=8).filter(f16_overflow_with_nan))
+@given(values=f16_nan_beside_overflow())
 def test_f16_nan_survives_overflow_to_inf(values: list[Any]) -> None:
     ran()
     for t in (Tensor(values, dtype="f16"), Tensor(values, dtype="f64").astype("f16")):
         assert same(t.tolist(), as_python(numpy_store(values, "f16"), "f16"))
+
+
+@known_bug(
+    "f16 encoding of a Python int whose magnitude is 65520 or more (numpy: +-inf, and the "
+    "same value as a float gives inf) raises ValidationError 'a f16 tensor needs numbers: "
+    "int too large to convert': struct.pack('<e', 65520) raises struct.error, not the "
+    "OverflowError _dtypes._encode_f16 clamps on; hits astype('f16') of any int tensor too"
+)
+@FUZZ
+@example(values=[65520], via="list")
+@example(values=[70000], via="astype")
+@given(
+    values=st.lists(st.integers(-(2**64), 2**64), min_size=1, max_size=6).filter(f16_big_int),
+    via=st.sampled_from(("list", "astype")),
+)
+def test_f16_big_ints_become_inf(values: list[int], via: str) -> None:
+    ran()
+    if via == "astype":
+        values = [max(-(2**63), min(2**63 - 1, v)) for v in values]
+        t = Tensor(values, dtype="i64").astype("f16")
+    else:
+        t = Tensor(values, dtype="f16")
+    assert same(t.tolist(), as_python(numpy_store(values, "f16"), "f16"))
+
+
+@known_bug(
+    "dtype inference of a list depends on element order since 5b7d8e5: an int past the i64 "
+    "range before the first float gives ValidationError 'an integer does not fit in i64', "
+    "while the same numbers with the float first make an f32 tensor (_tensor._ingest tries "
+    "array('q', ...) and turns its OverflowError into an error before seeing the float)"
+)
+@FUZZ
+@example(values=[2**63, 1.5])
+@given(
+    values=st.tuples(
+        st.lists(st.integers(-(2**70), 2**70), max_size=3),
+        st.integers(2**63, 2**70) | st.integers(-(2**70), -(2**63) - 1),
+        st.lists(st.integers(-9, 9), max_size=2),
+        st.floats(allow_nan=False, allow_infinity=False, width=32),
+        st.lists(st.integers(-(2**70), 2**70) | st.floats(width=32), max_size=3),
+    ).map(lambda p: p[0] + [p[1]] + p[2] + [p[3]] + p[4])
+)
+def test_list_dtype_inference_ignores_order(values: list[Any]) -> None:
+    ran()
+    t = Tensor(values)
+    assert t.dtype == "f32"
+    assert same(t.tolist(), as_python(numpy_store(values, "f32"), "f32"))
+
+
+@known_bug(
+    "a number-like element whose float() raises ValueError (Decimal('sNaN')) leaks that "
+    "ValueError: since 5b7d8e5 list elements are no longer type-checked, array() calls "
+    "__float__, and _dtypes.encode catches only OverflowError and TypeError"
+)
+@FUZZ
+@example(value=Decimal("sNaN"), dtype=None)
+@given(
+    value=st.one_of(
+        st.decimals(allow_nan=True, allow_infinity=True, places=None),
+        st.sampled_from((Decimal("sNaN"), Decimal("-sNaN"), Decimal("1e400"), Fraction(10**400, 3))),
+        st.fractions(),
+    ),
+    dtype=st.sampled_from((None,) + DTYPES),
+)
+def test_number_like_elements_are_read_or_refused(value: Any, dtype: str | None) -> None:
+    ran()
+    with time_limit():
+        try:
+            Tensor([1.0, value], dtype=dtype)
+        except ValidationError:
+            pass
 
 
 @known_bug(
@@ -819,7 +945,7 @@ def test_f16_nan_survives_overflow_to_inf(values: list[Any]) -> None:
 @FUZZ
 @example(depth=3000, cyclic=False)
 @example(depth=1, cyclic=True)
-@given(st.integers(1, 4000), st.booleans())
+@given(depth=st.integers(1, 4000), cyclic=st.booleans())
 def test_deep_or_cyclic_lists_are_refused_or_read(depth: int, cyclic: bool) -> None:
     ran()
     data: Any = [1.0]
@@ -844,10 +970,8 @@ def test_deep_or_cyclic_lists_are_refused_or_read(depth: int, cyclic: bool) -> N
 @FUZZ
 @example(shape=(2**32 - 1,) * 3, dtype="u8")
 @given(
-    st.lists(st.integers(2**20, 2**32 - 1), min_size=3, max_size=5).map(tuple).filter(
-        lambda s: math.prod(s) > sys.maxsize
-    ),
-    st.sampled_from(DTYPES),
+    shape=st.lists(st.integers(2**22, 2**32 - 1), min_size=3, max_size=5).map(tuple),  # > 2**63 bytes
+    dtype=st.sampled_from(DTYPES),
 )
 def test_zeros_of_impossible_size_are_refused(shape: tuple[int, ...], dtype: str) -> None:
     ran()
@@ -862,7 +986,10 @@ def test_zeros_of_impossible_size_are_refused(shape: tuple[int, ...], dtype: str
 )
 @FUZZ
 @example(values=[2**60 + 2**36 + 1], dst="f32")
-@given(st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=8), st.sampled_from(("f32", "bf16")))
+@given(
+    values=st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=8),
+    dst=st.sampled_from(("f32", "bf16")),
+)
 def test_i64_to_f32_rounds_once_like_numpy(values: list[int], dst: str) -> None:
     ran()
     source = np.array(values, dtype=np.int64)
@@ -882,9 +1009,9 @@ def test_i64_to_f32_rounds_once_like_numpy(values: list[int], dst: str) -> None:
 @FUZZ
 @example(values=[2.0], src="f64", dst="i32")
 @given(
-    st.lists(st.integers(-100, 100).map(float), min_size=1, max_size=6),
-    st.sampled_from(("f32", "f64")),
-    st.sampled_from(INTS),
+    values=st.lists(st.integers(-100, 100).map(float), min_size=1, max_size=6),
+    src=st.sampled_from(("f32", "f64")),
+    dst=st.sampled_from(INTS),
 )
 def test_typed_float_buffer_converts_to_ints_like_astype(values: list[float], src: str, dst: str) -> None:
     ran()
@@ -901,15 +1028,15 @@ def test_typed_float_buffer_converts_to_ints_like_astype(values: list[float], sr
 @FUZZ
 @example(kind="bfloat16", given_dtype=None)
 @given(
-    st.sampled_from((
+    kind=st.sampled_from((
         "bfloat16", "float8_e4m3fn", "datetime64[s]", "timedelta64[ms]", "bool", "int8", "int16",
         "uint16", "uint32", "uint64", "complex64", "object", "S3", "U2", "float16", "int32",
     )),
-    st.sampled_from((None,) + DTYPES),
+    given_dtype=st.sampled_from((None,) + DTYPES),
 )  # fmt: skip
 def test_any_numpy_array_is_read_or_refused(kind: str, given_dtype: str | None) -> None:
     ran()
-    dt = np.dtype(getattr(ml_dtypes, kind, None) or kind)
+    dt = np.dtype({"bfloat16": ml_dtypes.bfloat16, "float8_e4m3fn": ml_dtypes.float8_e4m3fn}.get(kind, kind))
     arr = np.zeros((2, 2), dtype=dt)
     with time_limit():
         try:
@@ -1074,7 +1201,7 @@ def mutate_xml(xml: bytes, ops: list[tuple[Any, ...]]) -> bytes:
             if kind == "drop":
                 siblings.remove(node)
             elif kind == "dup":
-                siblings.insert(i, ET.fromstring(ET.tostring(node)))
+                siblings.insert(i, copy.deepcopy(node))
             elif i + 1 < len(siblings):
                 siblings.remove(node)
                 siblings.insert(i + 1, node)
@@ -1133,13 +1260,148 @@ XML_ENCODINGS = st.one_of(
 @FUZZ
 @example(seed=0, encoding="bogus")
 @example(seed=0, encoding="utf-16")
-@given(st.integers(0, 99), XML_ENCODINGS)
+@given(seed=st.integers(0, 99), encoding=XML_ENCODINGS)
 def test_ir_reader_survives_any_xml_encoding_declaration(ir_corpus: tuple[bytes, ...], seed: int, encoding: str) -> None:
     ran()
     body = ir_corpus[seed % len(ir_corpus)]
     if body.startswith(b"<?xml"):
         body = body[body.index(b"?>") + 2 :]
     read_ir(f'<?xml version="1.0" encoding="{encoding}"?>'.encode("ascii") + body)
+
+
+# ---- IR written by OpenVINO from random specs, read back by wasinn and by OpenVINO itself
+
+# OpenVINO element types whose IR port precision wasinn names as OpenVINO does; the
+# others (boolean, u1, dynamic) are test_ir_output_dtypes_are_named_like_openvino.
+OV_TYPES = (
+    "bf16", "f16", "f32", "f64", "u8", "i32", "i64", "i8", "i16", "u16", "u32", "u64", "i4", "u4",
+    "u2", "u3", "u6", "nf4", "f8e4m3", "f8e5m2", "f8e8m0", "f4e2m1", "string",
+)  # fmt: skip
+# Tensor names: no backslash and no surrounding spaces (test_ir_tensor_names_... has those).
+PLAIN_NAMES = st.text(
+    st.characters(exclude_categories=("Cs", "Cc"), exclude_characters="\\"), min_size=1, max_size=6
+).filter(lambda n: n == n.strip())
+ODD_NAMES = st.text(st.characters(exclude_categories=("Cs", "Cc")) | st.sampled_from("\\, "), min_size=1, max_size=6)
+IR_DIMS = st.one_of(
+    st.integers(0, 6),
+    st.just(-1),
+    st.tuples(st.integers(0, 4), st.integers(0, 9)).map(lambda t: (min(t), max(t))),
+    st.tuples(st.integers(0, 4), st.just(-1)),
+)
+
+
+@st.composite
+def ov_model_specs(draw: Any, types: tuple[str, ...] = OV_TYPES, names: Any = PLAIN_NAMES, any_rank: bool = False) -> Any:
+    """([(element type, dims or None for any rank, tensor names)], [(param, via an op, names)])."""
+    pool = draw(st.lists(names, min_size=12, max_size=12, unique=True))
+    params = []
+    for _ in range(draw(st.integers(1, 3))):
+        dims = None if any_rank and draw(st.booleans()) else draw(st.lists(IR_DIMS, max_size=4))
+        params.append((draw(st.sampled_from(types)), dims, tuple(pool.pop() for _ in range(draw(st.integers(1, 2))))))
+    results = [
+        (draw(st.integers(0, len(params) - 1)), draw(st.booleans()), (pool.pop(),))
+        for _ in range(draw(st.integers(1, 3)))
+    ]
+    return params, results
+
+
+def build_ov_model(spec: Any) -> Any:
+    import openvino as ov
+    import openvino.opset13 as ops
+
+    params, results = [], []
+    for i, (type_name, dims, names) in enumerate(spec[0]):
+        shape = ov.PartialShape.dynamic() if dims is None else ov.PartialShape(
+            [ov.Dimension(*d) if isinstance(d, tuple) else d for d in dims]
+        )
+        p = ops.parameter(shape, getattr(ov.Type, type_name), name=f"p{i}")
+        p.output(0).get_tensor().set_names(set(names))
+        params.append(p)
+    for which, via_op, names in spec[1]:
+        source = params[which]
+        if via_op and spec[0][which][1]:  # Concat needs rank >= 1
+            node = ops.concat([source], 0)
+            node.output(0).get_tensor().set_names(set(names))
+            source = node
+        results.append(ops.result(source))
+    return ov.Model(results, params, "fuzz")
+
+
+@pytest.fixture(scope="module")
+def ov_io(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
+    import openvino as ov
+
+    return ov.Core(), tmp_path_factory.mktemp("fuzz_ir") / "model.xml"
+
+
+def ir_both_ways(ov_io: tuple[Any, Path], spec: Any) -> tuple[Any, Any]:
+    """(what wasinn reads, what OpenVINO reads) from the IR OpenVINO writes for ``spec``."""
+    import openvino as ov
+
+    core, path = ov_io
+    ov.save_model(build_ov_model(spec), path, compress_to_fp16=False)
+    back = core.read_model(path)
+
+    def theirs(port: Any) -> tuple[Any, ...]:
+        ps = port.get_partial_shape()
+        shape = None if ps.rank.is_dynamic else tuple(None if d.is_dynamic else d.get_length() for d in ps)
+        return (port.get_any_name(), shape, port.get_element_type().get_type_name())
+
+    info = read_ir(path.read_bytes())
+    assert info is not None, "wasinn refused the IR OpenVINO wrote"
+    ours = ([(s.name, s.shape, s.dtype) for s in info.inputs], [(s.name, s.shape, s.dtype) for s in info.outputs])
+    return ours, ([theirs(p) for p in back.inputs], [theirs(p) for p in back.outputs])
+
+
+@FUZZ
+@given(spec=ov_model_specs())
+def test_ir_reader_agrees_with_openvino_on_generated_models(ov_io: tuple[Any, Path], spec: Any) -> None:
+    ran()
+    ours, theirs = ir_both_ways(ov_io, spec)
+    assert ours == theirs
+
+
+@known_bug(
+    "IR tensor names with a backslash or surrounding spaces come out different from "
+    "OpenVINO's: _ir._first_name treats a backslash as escaping any character and strips "
+    "the name, while OpenVINO unescapes only '\\,' and keeps spaces (names='a\\x' is "
+    "'a\\x' to OpenVINO, 'ax' to wasinn), so the host will not know the name wasinn reports"
+)
+@FUZZ
+@example(spec=([("f32", [1], ("a\\x",))], [(0, False, ("y",))]))
+@given(spec=ov_model_specs(names=ODD_NAMES))
+def test_ir_tensor_names_with_backslashes_and_spaces_match_openvino(ov_io: tuple[Any, Path], spec: Any) -> None:
+    ran()
+    ours, theirs = ir_both_ways(ov_io, spec)
+    assert ours == theirs
+
+
+@known_bug(
+    "a Parameter of dynamic rank (data shape='...') reads as shape (None,), i.e. rank 1, and "
+    "its Result as () (a scalar), where OpenVINO and TensorSpec's own documentation say "
+    "shape=None; inputs of any rank are then refused by the rank check in _spec._check"
+)
+@FUZZ
+@example(spec=([("f32", None, ("x",))], [(0, False, ("y",))]))
+@given(spec=ov_model_specs(any_rank=True))
+def test_ir_dynamic_rank_reads_as_any_rank(ov_io: tuple[Any, Path], spec: Any) -> None:
+    ran()
+    ours, theirs = ir_both_ways(ov_io, spec)
+    assert ours == theirs
+
+
+@known_bug(
+    "IR outputs of element type boolean, u1 or dynamic get dtype 'bool', 'bin' or "
+    "'unspecified' (the port precision, lowercased) while their inputs and OpenVINO say "
+    "'boolean', 'u1', 'dynamic': _ir._TYPES lacks BOOL, BIN and UNSPECIFIED"
+)
+@FUZZ
+@example(spec=([("boolean", [2], ("x",))], [(0, True, ("y",))]))
+@given(spec=ov_model_specs(types=("boolean", "u1", "dynamic")))
+def test_ir_output_dtypes_are_named_like_openvino(ov_io: tuple[Any, Path], spec: Any) -> None:
+    ran()
+    ours, theirs = ir_both_ways(ov_io, spec)
+    assert ours == theirs
 
 
 # ---------------------------------------------------------------- ONNX
@@ -1397,9 +1659,10 @@ def onnx_models(draw: Any) -> bytes:
             g.SetInParent()
             for where in (g.input, g.output):
                 for _ in range(draw(st.integers(0, 3))):
+                    if not pool:  # names stay unique, so "unknown rank" means one value
+                        break
                     vi = where.add()
-                    if pool:
-                        vi.name = pool.pop()
+                    vi.name = pool.pop()
                     spec = draw(TYPES)
                     if spec[0] != "none":
                         fill_type(vi.type, spec)
@@ -1409,8 +1672,8 @@ def onnx_models(draw: Any) -> bytes:
                         g.initializer.add(name=vi.name, data_type=1)
                     else:
                         g.sparse_initializer.add().values.name = vi.name
-            for _ in range(draw(st.integers(0, 1))):
-                g.initializer.add(name=pool.pop() if pool else "", data_type=1, raw_data=b"\0" * 4)
+            if pool and draw(st.booleans()):  # a weight that is not an input
+                g.initializer.add(name=pool.pop(), data_type=1, raw_data=b"\0" * 4)
             g.node.add(op_type="Identity", input=["a"], output=["b"])
         parts.append(m.SerializeToString())
     return b"".join(parts)
@@ -1475,7 +1738,7 @@ def test_onnx_reader_agrees_with_onnx_on_generated_models(data: bytes) -> None:
     model = onnx.ModelProto.FromString(data)
     if not model.HasField("graph"):
         ran("no graph")
-        with time_limit(), pytest.raises(ModelFormatError, match="no graph"):
+        with time_limit(), pytest.raises(ModelFormatError, match="no graph" if data else "empty"):
             _onnx.read(data)
         return
     ran("graph")
@@ -1718,13 +1981,17 @@ def read_audio(data: bytes) -> Any:
     return samples
 
 
+WAV_FORMATS = st.one_of(
+    st.just((1, 2, 16000)),  # what the VAD reads
+    st.tuples(st.integers(1, 3), st.integers(1, 4), st.sampled_from((16000, 8000, 44100, 1)) | st.integers(1, 2**31 - 1)),
+)
+
+
 @needs_wav
 @FUZZ
-@given(
-    st.sampled_from((1, 1, 1, 2, 3)), st.sampled_from((2, 2, 1, 3, 4)),
-    st.sampled_from((16000, 16000, 8000, 44100, 1)) | st.integers(1, 2**31 - 1), st.integers(0, 300), st.data(),
-)  # fmt: skip
-def test_wav_generated_files_decode_exactly(channels: int, width: int, rate: int, frames: int, data: st.DataObject) -> None:
+@given(WAV_FORMATS, st.integers(0, 300), st.data())
+def test_wav_generated_files_decode_exactly(fmt: tuple[int, int, int], frames: int, data: st.DataObject) -> None:
+    channels, width, rate = fmt
     raw = data.draw(st.binary(min_size=frames * channels * width, max_size=frames * channels * width), label="frames")
     usable = (channels, width, rate) == (1, 2, wav.RATE)
     ran("16 kHz mono 16-bit" if usable else "other format")
@@ -1848,7 +2115,7 @@ def test_wav_reader_survives_mutations(seed: int, ops: list[tuple[Any, ...]], th
 )
 @FUZZ
 @example(seed=0, ops=[("insert", 1, b"LIST", b"abcd"), ("size", 1, 1000)])
-@given(st.integers(0, 99), st.lists(WAV_OPS, max_size=5))
+@given(seed=st.integers(0, 99), ops=st.lists(WAV_OPS, max_size=5))
 def test_wav_reader_survives_chunks_that_overrun_the_riff(seed: int, ops: list[tuple[Any, ...]]) -> None:
     ran()
     read_audio(mutate_wav(WAV_SEEDS[seed % len(WAV_SEEDS)], ops))
@@ -1877,7 +2144,3 @@ def test_harness_mutators_change_and_keep_bytes(ir_corpus: tuple[bytes, ...]) ->
     assert mutate_png(PNG_SEEDS[0], []) == PNG_SEEDS[0]
     assert all(mutate_wav(w, []) == w for w in WAV_SEEDS if len(w) % 2 == 0)
     assert re.match(rb"RIFF....WAVE", WAV_SEEDS[0], re.S)
-
-
-def _unused(*_: Callable[..., Any]) -> None:
-    """Names kept for readers of this module's history."""

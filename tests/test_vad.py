@@ -175,3 +175,15 @@ def test_bad_audio_gives_one_line_errors(built, speech, tmp_path: Path, kind: st
     assert done.code == 1
     assert expect in done.stderr, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_long_recording_output_is_complete(built, speech, tmp_path: Path) -> None:
+    """Over 64 KiB of JSON on one line: wasmtime cuts single large writes short."""
+    path, _ = speech
+    samples = np.tile(read_wav(path), 12)  # about two minutes
+    write_wav(tmp_path / "long.wav", samples)
+    done = run_component(built["vad"], "long.wav", "--probs", "--json", cwd=tmp_path)
+    assert done.code == 0, done.stderr
+    assert len(done.stdout) > 65536
+    probs = done.lines[0]["probs"]
+    assert len(probs) == -(-len(samples) // CHUNK)

@@ -26,6 +26,15 @@ MODEL = "/models/silero/silero_vad_openvino_16k.onnx"
 CONTEXT = 64  # samples of the previous chunk the model sees before each new one
 
 
+def emit(line: str) -> None:
+    """Print one line in 4 KiB writes: under wasmtime a single write to
+    stdout of more than 64 KiB is cut short without an error."""
+    for start in range(0, len(line), 4096):
+        sys.stdout.write(line[start : start + 4096])
+        sys.stdout.flush()
+    sys.stdout.write("\n")
+
+
 def chunk_probs(model: Model, samples: array.array) -> list[float]:
     """One speech probability per CHUNK samples; the recurrent state flows through."""
     vad = model.stateful({"stateN": "state"})
@@ -61,13 +70,13 @@ def main(args: list[str]) -> int:
         return 1
     if show_probs:
         if as_json:
-            print(json.dumps({"chunk": CHUNK, "probs": probs}))
+            emit(json.dumps({"chunk": CHUNK, "probs": probs}))
         for i, p in enumerate(probs if not as_json else []):
             print(f"{i * CHUNK / RATE:7.3f}s  {p:.4f}")
         return 0
     segments = speech_segments(probs, len(samples))
     if as_json:
-        print(json.dumps({"samples": len(samples), "segments": segments}))
+        emit(json.dumps({"samples": len(samples), "segments": segments}))
     elif not segments:
         print("no speech found")
     for start, end in segments if not as_json else []:
