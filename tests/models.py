@@ -52,6 +52,12 @@ def identity(path: Path, dtype: str, through_op: bool) -> None:
     ov.save_model(ov.Model([out], [inp], f"identity_{dtype}"), path, compress_to_fp16=False)
 
 
+def passthrough(path: Path) -> None:
+    """'x' comes back unchanged (f32[?]): for sizes and transfers."""
+    x = ops.parameter([-1], np.float32, name="x")
+    ov.save_model(ov.Model([ops.result(x)], [x], "passthrough"), path, compress_to_fp16=False)
+
+
 def dynamic(path: Path) -> None:
     """'scaled' = 2 * 'v' for v: f32[?, 4]."""
     v = ops.parameter([-1, 4], np.float32, name="v")
@@ -109,6 +115,7 @@ def build_all(directory: Path) -> Path:
         identity(directory / f"ident_{dtype}.xml", dtype, through_op=False)
         identity(directory / f"concat_{dtype}.xml", dtype, through_op=True)
     dynamic(directory / "dynamic.xml")
+    passthrough(directory / "passthrough.xml")
     accumulator(directory / "acc.xml")
     scalar_input(directory / "scalar.xml")
     onnx_add_mul(directory / "add_mul.onnx")

@@ -239,3 +239,22 @@ def test_stateful_session_feeds_outputs_back(fake_host: FakeHost, model_dir: Pat
         model.stateful({"hN": "q"})
     model.close()
     assert acc.closed and not fake_host.live
+
+
+def test_inputs_over_the_hostcall_limit_are_refused(fake_host: FakeHost, model_dir: Path, monkeypatch) -> None:
+    from wasinn import _limits
+
+    model = Model.load(model_dir / "passthrough.xml")
+    monkeypatch.setattr(_limits, "DEFAULT_HOSTCALL_FUEL", 1024)
+    before = len(fake_host.calls)
+    with pytest.raises(wasinn.TooLargeError, match=r"input 'x' is 0.0 MiB, more than the 0 MiB"):
+        model.run(Tensor.zeros((512,)))
+    assert len(fake_host.calls) == before, "nothing may reach the host"
+    monkeypatch.setenv("WASINN_HOSTCALL_FUEL", "4096")
+    assert model.run(Tensor.zeros((512,)))["x"].shape == (512,)
+    monkeypatch.setenv("WASINN_HOSTCALL_FUEL", "lots")
+    with pytest.raises(ValidationError, match="is not a number of bytes"):
+        model.run(Tensor.zeros((512,)))
+    monkeypatch.delenv("WASINN_HOSTCALL_FUEL")
+    with pytest.raises(wasinn.TooLargeError, match="two.xml is"):
+        Model.load(model_dir / "two.xml")

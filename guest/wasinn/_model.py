@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
-from . import _dtypes, _source, _spec
+from . import _dtypes, _limits, _source, _spec
 from ._errors import ClosedError, InvalidEncodingError, ValidationError, WasiNNError
 from ._spec import TensorSpec
 from ._tensor import Tensor
@@ -110,6 +110,9 @@ class Session(_Resource):
             self._check_open()
             model._check_open()
         feeds = _spec.feeds(inputs, model._inputs)
+        for name, t in feeds:
+            if len(t._data) > _limits.DEFAULT_HOSTCALL_FUEL:
+                _limits.check(len(t._data), f"input {name!r}")
         wanted = _spec.select(outputs, model._outputs) if outputs is not None else None
         # A session only exists while a host does, so the host is used directly.
         raw = _active_host.compute(self._ctx, feeds, model._what_run, model._expected)
@@ -304,6 +307,7 @@ class Model(_Resource):
         """
         global _onnx_native
         resolved = _source.resolve(source, encoding)
+        _limits.check(sum(len(p) for p in resolved.parts), resolved.label)
         host = _host()
         skipped: list[tuple[str, str]] = []
         failure: WasiNNError | None = None

@@ -13,7 +13,12 @@ The script is ``{"load": LOAD, "steps": [STEP, ...]}``:
   ``{"session": K}`` opens session K; ``{"close": true}`` closes the model;
   ``{"close_session": K}``; ``{"describe": true}`` prints metadata.
 - TENSOR: ``{"dtype": D, "shape": S, "values": [...]}`` or ``{"dtype", "shape", "hex"}``
-  for exact bytes, or ``{"raw_hex": H}`` for raw bytes handed to run as they are.
+  for exact bytes, ``{"dtype", "zeros": S}`` for a tensor of zeros, or ``{"raw_hex": H}``
+  for raw bytes handed to run as they are.
+- more STEPs: ``{"load_model": LOAD}`` loads another model in place of the
+  current one (the current one stays if it fails); ``{"repeat": K, "step": STEP}``
+  runs a step K times and reports the last result. A run step with
+  ``"summary": true`` reports only each output's dtype, shape and byte count.
 
 Each step prints one JSON line: ``{"ok": ...}`` or ``{"error": CLASS, "message": M}``.
 The process exits 1 if any step (or the load) raised.
@@ -36,6 +41,8 @@ def make_tensor(spec: Any, lets: dict[str, Tensor]) -> Any:
         return lets[spec[1:]]
     if "raw_hex" in spec:
         return bytes.fromhex(spec["raw_hex"])
+    if "zeros" in spec:
+        return Tensor.zeros(spec["zeros"], spec.get("dtype", "f32"))
     if "hex" in spec:
         return Tensor(bytes.fromhex(spec["hex"]), shape=spec["shape"], dtype=spec["dtype"])
     if "shape" in spec:
@@ -70,6 +77,11 @@ def load(spec: dict[str, Any]) -> Model:
 
 
 def step(model: Model, st: dict[str, Any], lets: dict[str, Tensor], sessions: dict[str, Session]) -> Any:
+    if "repeat" in st:
+        result = None
+        for _ in range(st["repeat"]):
+            result = step(model, st["step"], lets, sessions)
+        return result
     if "let" in st:
         lets[st["let"]] = make_tensor(st["tensor"], lets)
         return st["let"]
@@ -83,6 +95,8 @@ def step(model: Model, st: dict[str, Any], lets: dict[str, Tensor], sessions: di
         else:
             feed = make_tensor(inputs, lets)
         out = target.run(feed, outputs=st.get("outputs"))
+        if st.get("summary"):
+            return {name: {"dtype": t.dtype, "shape": list(t.shape), "nbytes": t.nbytes} for name, t in out.items()}
         return {
             name: {"dtype": t.dtype, "shape": list(t.shape), "hex": t.tobytes().hex()}
             for name, t in out.items()
@@ -119,8 +133,14 @@ def main(args: list[str]) -> int:
     sessions: dict[str, Session] = {}
     for st in script.get("steps", []):
         try:
+            if "load_model" in st:
+                replacement = load(st["load_model"])
+                model.close()
+                model = replacement
+                print(json.dumps({"ok": describe(model)}))
+                continue
             print(json.dumps({"ok": step(model, st, lets, sessions)}))
-        except WasiNNError as exc:
+        except (WasiNNError, OSError) as exc:
             report(exc)
             failed = True
     model.close()
