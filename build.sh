@@ -31,6 +31,7 @@ usage: ./build.sh [COMMAND] [ARGS]
                        APP is a name in apps/ or an app folder
   setup                create .venv and install the pinned toolchain (done by all commands)
   bench [--quick]      benchmark guest vs native and wasinn vs raw bindings; writes bench/results/
+  soak [PYTEST_ARGS]   leak checks: 100,000 VAD steps and 1,000 load-run-close cycles in one component
   fuzz [PYTEST_ARGS]   property-based fuzzing with the long budget (10,000 examples per property)
   bindings             regenerate the typed stubs in guest/wasinn/_bindings from its WIT
   help                 this text
@@ -201,10 +202,13 @@ run_app() {
   # prepare.py fetched or converted) is /models, and the current directory is
   # mapped to itself so that relative paths on the command line work.
   mkdir -p "$BUILD/models"
-  # shellcheck disable=SC2086
-  LD_LIBRARY_PATH="$OV_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" WASMTIME_LOG=off \
-    "$WASMTIME" run -S nn --allow-precompiled ${WASMTIME_FLAGS:-} \
-    --dir "$dir::/app" --dir "$BUILD/models::/models" --dir ".::." "$cwasm" "$@"
+  local cmd=(env LD_LIBRARY_PATH="$OV_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" WASMTIME_LOG=off
+    "$WASMTIME" run -S nn --allow-precompiled)
+  # shellcheck disable=SC2206
+  cmd+=(${WASMTIME_FLAGS:-} --dir "$dir::/app" --dir "$BUILD/models::/models" --dir ".::." "$cwasm" "$@")
+  # `./build.sh run` becomes wasmtime itself (callers can watch its pid); the demo runs several.
+  if [ "${RUN_EXEC:-}" = 1 ]; then exec "${cmd[@]}"; fi
+  "${cmd[@]}"
 }
 
 # Regenerate the typed stubs in guest/wasinn/_bindings from guest/wasinn/wit.
@@ -249,7 +253,7 @@ case "$cmd" in
   help | -h | --help) usage ;;
   setup) setup ;;
   build) setup && build "$@" ;;
-  run) setup && run_app "$@" ;;
+  run) setup && RUN_EXEC=1 run_app "$@" ;;
   demo) setup && demo ;;
   bindings) setup && bindings ;;
   test)
@@ -263,6 +267,12 @@ case "$cmd" in
     build "$ROOT/apps/digits" "$ROOT/apps/vad" "$ROOT/apps/textclass" "$ROOT/bench/bench_guest"
     cd "$ROOT"
     exec "$VENV/bin/python" bench/run.py "$@"
+    ;;
+  soak)
+    # The long leak checks (the test run has a short version).
+    setup
+    cd "$ROOT"
+    WASINN_SOAK=full exec "$VENV/bin/python" -m pytest tests/test_soak.py -q -s "$@"
     ;;
   fuzz)
     # The property tests with their long budget (the test run uses hypothesis's default).

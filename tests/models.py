@@ -74,6 +74,15 @@ def accumulator(path: Path) -> None:
     ov.save_model(ov.Model([ops.result(total), ops.result(state)], [x, h], "acc"), path, compress_to_fp16=False)
 
 
+def any_rank_and_bool(path: Path) -> None:
+    """An input of dynamic rank ('x') and a boolean one ('b'): metadata edge cases."""
+    x = ops.parameter(ov.PartialShape.dynamic(), np.float32, name="x")
+    b = ops.parameter([2], np.bool_, name="b")
+    y = _named(ops.relu(x), "y")
+    nb = _named(ops.logical_not(b), "nb")
+    ov.save_model(ov.Model([ops.result(y), ops.result(nb)], [x, b], "any_rank"), path, compress_to_fp16=False)
+
+
 def scalar_input(path: Path) -> None:
     """A model whose input is rank 0, which the wasmtime host cannot feed."""
     s = ops.parameter([], np.float32, name="s")
@@ -118,6 +127,7 @@ def build_all(directory: Path) -> Path:
     passthrough(directory / "passthrough.xml")
     accumulator(directory / "acc.xml")
     scalar_input(directory / "scalar.xml")
+    any_rank_and_bool(directory / "any_rank.xml")
     onnx_add_mul(directory / "add_mul.onnx")
     # A directory the host can preload: -S nn-graph=openvino::<dir>/byname
     (directory / "byname").mkdir(exist_ok=True)

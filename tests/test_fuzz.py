@@ -60,6 +60,12 @@ from hypothesis import strategies as st
 
 from wasinn import DTYPES, ModelFormatError, Tensor, TensorSpec, ValidationError, _ir, _onnx
 
+Shape = tuple[int, ...]
+ValueCase = tuple[str, Shape, list[Any]]  # dtype, shape, Python numbers
+ByteCase = tuple[str, Shape, bytes]  # dtype, shape, element bytes
+Ops = list[tuple[Any, ...]]  # mutation operations
+Seeds = tuple[bytes, ...]
+
 ROOT = Path(__file__).resolve().parent.parent
 DIGITS_XML = ROOT / "apps" / "digits" / "model" / "digits.xml"
 PNG_SAMPLES = ROOT / "apps" / "digits" / "samples"
@@ -144,7 +150,8 @@ def _print_example_counts() -> Iterator[None]:
         first, last = SPAN[name]
         detail = ", ".join(f"{k}: {v}" for k, v in sorted(DETAIL[name].items()))
         lines.append(
-            f"  {RUNS[name]:>7}  {name}  ({last - first:.1f} s)" + (f"  [{detail}]" if detail else "")
+            f"  {RUNS[name]:>7}  {name}  ({last - first:.1f} s)"
+            + (f"  [{detail}]" if detail else "")
         )
     print("\n".join(lines))
 
@@ -208,7 +215,9 @@ ALIASES = {
     "i32": ("int32", np.dtype(np.int32)),
     "i64": ("int64", "long", np.dtype(np.int64)),
 }
-KNOWN_DTYPE_NAMES = frozenset(DTYPES) | {a for names in ALIASES.values() for a in names if isinstance(a, str) and a == a.strip().lower()}  # fmt: skip
+KNOWN_DTYPE_NAMES = frozenset(DTYPES) | {
+    a for names in ALIASES.values() for a in names if isinstance(a, str) and a == a.strip().lower()
+}
 
 
 def numpy_store(values: list[Any], dtype: str) -> np.ndarray:
@@ -274,7 +283,9 @@ def nest(flat: list[Any], shape: tuple[int, ...], container: type = list) -> Any
     if len(shape) == 1:
         return container(flat)
     step = math.prod(shape[1:])
-    return container(nest(flat[i * step : (i + 1) * step], shape[1:], container) for i in range(shape[0]))
+    return container(
+        nest(flat[i * step : (i + 1) * step], shape[1:], container) for i in range(shape[0])
+    )
 
 
 def flatten(x: Any) -> list[Any]:
@@ -344,7 +355,7 @@ SHAPES = st.one_of(
 
 
 @st.composite
-def value_cases(draw: Any, dtypes: tuple[str, ...] = DTYPES) -> tuple[str, tuple[int, ...], list[Any]]:
+def value_cases(draw: Any, dtypes: tuple[str, ...] = DTYPES) -> ValueCase:
     dtype = draw(st.sampled_from(dtypes))
     shape = draw(SHAPES)
     n = math.prod(shape)
@@ -372,7 +383,7 @@ SPECIALS = {d: special_elements(d) for d in DTYPES}
 
 
 @st.composite
-def byte_cases(draw: Any, dtypes: tuple[str, ...] = DTYPES) -> tuple[str, tuple[int, ...], bytes]:
+def byte_cases(draw: Any, dtypes: tuple[str, ...] = DTYPES) -> ByteCase:
     """Random element bytes, some overwritten with SPECIALS (one draw per tensor: cheap)."""
     dtype = draw(st.sampled_from(dtypes))
     shape = draw(SHAPES)
@@ -416,7 +427,7 @@ def shapes_of_size(draw: Any, n: int) -> tuple[int, ...]:
 
 @FUZZ
 @given(value_cases())
-def test_values_round_trip_like_numpy(case: tuple[str, tuple[int, ...], list[Any]]) -> None:
+def test_values_round_trip_like_numpy(case: ValueCase) -> None:
     dtype, shape, values = case
     assume(not (dtype == "f16" and f16_known_bug(values)))  # see the f16 KNOWN BUGs
     ran(dtype)
@@ -440,7 +451,7 @@ def test_values_round_trip_like_numpy(case: tuple[str, tuple[int, ...], list[Any
 
 @FUZZ
 @given(byte_cases())
-def test_bytes_round_trip_like_numpy(case: tuple[str, tuple[int, ...], bytes]) -> None:
+def test_bytes_round_trip_like_numpy(case: ByteCase) -> None:
     dtype, shape, raw = case
     ran(dtype)
     with time_limit():
@@ -468,14 +479,15 @@ def test_bytes_round_trip_like_numpy(case: tuple[str, tuple[int, ...], bytes]) -
 
 
 @st.composite
-def nested_cases(draw: Any) -> tuple[tuple[int, ...], str, list[Any], type]:
+def nested_cases(draw: Any) -> tuple[Shape, str, list[Any], type]:
     shape = tuple(draw(st.lists(st.integers(1, 3), max_size=4)))
     if shape and draw(st.booleans()):
         shape = shape[:-1] + (0,)  # an empty innermost axis: [[], []]
     kind = draw(st.sampled_from(("int", "float")))
     n = math.prod(shape)
     if kind == "int":
-        values = draw(st.lists(st.integers(-(2**63), 2**63 - 1) | st.booleans(), min_size=n, max_size=n))
+        ints = st.integers(-(2**63), 2**63 - 1) | st.booleans()
+        values = draw(st.lists(ints, min_size=n, max_size=n))
     else:  # ints past i64 before the first float: the inference KNOWN BUG
         mixed = st.one_of(st.floats(), st.integers(-(2**63), 2**63 - 1), st.booleans())
         values = draw(st.lists(mixed, min_size=n, max_size=n))
@@ -486,7 +498,7 @@ def nested_cases(draw: Any) -> tuple[tuple[int, ...], str, list[Any], type]:
 
 @FUZZ
 @given(nested_cases())
-def test_nested_lists_infer_shape_and_dtype(case: tuple[tuple[int, ...], str, list[Any], type]) -> None:
+def test_nested_lists_infer_shape_and_dtype(case: tuple[Shape, str, list[Any], type]) -> None:
     shape, kind, values, container = case
     ran(kind)
     data = nest(values, shape, container)
@@ -499,7 +511,7 @@ def test_nested_lists_infer_shape_and_dtype(case: tuple[tuple[int, ...], str, li
 
 @FUZZ
 @given(byte_cases(), st.data())
-def test_reshape_keeps_the_bytes(case: tuple[str, tuple[int, ...], bytes], data: st.DataObject) -> None:
+def test_reshape_keeps_the_bytes(case: ByteCase, data: st.DataObject) -> None:
     dtype, shape, raw = case
     t = Tensor(raw, shape=shape, dtype=dtype)
     if data.draw(st.booleans(), label="same size"):
@@ -524,7 +536,7 @@ def test_reshape_keeps_the_bytes(case: tuple[str, tuple[int, ...], bytes], data:
 
 
 @st.composite
-def astype_cases(draw: Any) -> tuple[str, str, tuple[int, ...], list[Any]]:
+def astype_cases(draw: Any) -> tuple[str, str, Shape, list[Any]]:
     src, dst = draw(st.sampled_from(DTYPES)), draw(st.sampled_from(DTYPES))
     if src in FLOATS:  # whole numbers too, so conversions to ints succeed as often as they fail
         whole = (2.0**31, -(2.0**31), 2.0**63, -(2.0**63), 255.0, 256.0, -1.0, -0.0, 65504.0)
@@ -540,7 +552,7 @@ def astype_cases(draw: Any) -> tuple[str, str, tuple[int, ...], list[Any]]:
 
 @FUZZ
 @given(astype_cases())
-def test_astype_converts_like_numpy(case: tuple[str, str, tuple[int, ...], list[Any]]) -> None:
+def test_astype_converts_like_numpy(case: tuple[str, str, Shape, list[Any]]) -> None:
     src, dst, shape, values = case
     assume(not (src == "f16" and f16_known_bug(values)))
     t = Tensor(values, shape=shape, dtype=src)
@@ -594,10 +606,14 @@ def numpy_arrays(draw: Any) -> tuple[str, np.ndarray]:
 
 @FUZZ
 @given(numpy_arrays(), st.sampled_from((None,) + DTYPES))
-def test_typed_buffers_keep_dtype_and_shape(case: tuple[str, np.ndarray], target: str | None) -> None:
+def test_typed_buffers_keep_dtype_and_shape(
+    case: tuple[str, np.ndarray], target: str | None
+) -> None:
     dtype, arr = case
     view = memoryview(arr) if arr.dtype.byteorder != ">" else None
-    readable = view is not None and view.c_contiguous or (arr.dtype.itemsize == 1 and arr.flags.c_contiguous)
+    readable = (view is not None and view.c_contiguous) or (
+        arr.dtype.itemsize == 1 and arr.flags.c_contiguous
+    )
     ran("readable" if readable else "refused")
     if not readable:
         with time_limit(), pytest.raises(ValidationError):
@@ -626,7 +642,7 @@ def test_typed_buffers_keep_dtype_and_shape(case: tuple[str, np.ndarray], target
 
 @FUZZ
 @given(byte_cases(), st.integers(-2, 90))
-def test_argmax_and_topk_agree_with_numpy(case: tuple[str, tuple[int, ...], bytes], k: int) -> None:
+def test_argmax_and_topk_agree_with_numpy(case: ByteCase, k: int) -> None:
     dtype, shape, raw = case
     t = Tensor(raw, shape=shape, dtype=dtype)
     arr = np.frombuffer(raw, dtype=NP[dtype]).reshape(shape)
@@ -666,8 +682,11 @@ def test_zeros_match_bytes() -> None:
 
 
 @FUZZ
-@given(st.sampled_from(DTYPES), SHAPES, st.integers(0, 700), st.sampled_from((bytes, bytearray, memoryview)))
-def test_byte_length_mismatch_is_refused(dtype: str, shape: tuple[int, ...], length: int, kind: type) -> None:
+@given(
+    st.sampled_from(DTYPES), SHAPES, st.integers(0, 700),
+    st.sampled_from((bytes, bytearray, memoryview)),
+)  # fmt: skip
+def test_byte_length_mismatch_is_refused(dtype: str, shape: Shape, length: int, kind: type) -> None:
     k = ITEMSIZE[dtype]
     fits_shape = length == math.prod(shape) * k
     assume(not fits_shape or length % k)
@@ -692,8 +711,13 @@ NOT_A_SHAPE = st.sampled_from((5, 2.0, 1j, object(), "12", Decimal(1), {2.0}))
 
 
 @FUZZ
-@given(st.sampled_from(DTYPES), st.lists(st.integers(0, 3), max_size=3), BAD_DIMS, st.integers(0, 3), NOT_A_SHAPE, st.booleans())
-def test_bad_shapes_are_refused(dtype: str, dims: list[int], bad: Any, at: int, junk: Any, whole: bool) -> None:
+@given(
+    st.sampled_from(DTYPES), st.lists(st.integers(0, 3), max_size=3), BAD_DIMS, st.integers(0, 3),
+    NOT_A_SHAPE, st.booleans(),
+)  # fmt: skip
+def test_bad_shapes_are_refused(
+    dtype: str, dims: list[int], bad: Any, at: int, junk: Any, whole: bool
+) -> None:
     shape: Any = junk if whole else tuple(dims[:at] + [bad] + dims[at:])
     ran("not a sequence" if whole else "bad dimension")
     with time_limit():
@@ -715,7 +739,8 @@ def ragged_lists(draw: Any) -> Any:
     if max(shape) < 2:
         shape[draw(st.integers(0, len(shape) - 1))] = 2
     n = math.prod(shape)
-    data = nest(draw(st.lists(st.integers(-5, 5) | st.floats(-9, 9), min_size=n, max_size=n)), tuple(shape))
+    numbers = st.integers(-5, 5) | st.floats(-9, 9)
+    data = nest(draw(st.lists(numbers, min_size=n, max_size=n)), tuple(shape))
     places: list[tuple[list[Any], int]] = []
 
     def walk(node: Any) -> None:
@@ -774,7 +799,9 @@ TOP_LEVEL_JUNK = st.sampled_from((
     st.lists(st.integers(1, 3), min_size=1, max_size=3), st.data(), JUNK, TOP_LEVEL_JUNK,
     st.sampled_from((None,) + DTYPES),
 )
-def test_non_numbers_are_refused(shape: list[int], data: st.DataObject, junk: Any, top: Any, dtype: str | None) -> None:
+def test_non_numbers_are_refused(
+    shape: list[int], data: st.DataObject, junk: Any, top: Any, dtype: str | None
+) -> None:
     n = math.prod(shape)
     flat: list[Any] = list(range(n))
     flat[data.draw(st.integers(0, n - 1), label="where")] = junk
@@ -787,8 +814,13 @@ def test_non_numbers_are_refused(shape: list[int], data: st.DataObject, junk: An
 
 
 @FUZZ
-@given(st.sampled_from(INTS), st.integers(1, 2**70), st.booleans(), st.lists(st.integers(0, 9), max_size=5), st.data())
-def test_out_of_range_ints_are_refused(dtype: str, beyond: int, low: bool, others: list[int], data: st.DataObject) -> None:
+@given(
+    st.sampled_from(INTS), st.integers(1, 2**70), st.booleans(),
+    st.lists(st.integers(0, 9), max_size=5), st.data(),
+)  # fmt: skip
+def test_out_of_range_ints_are_refused(
+    dtype: str, beyond: int, low: bool, others: list[int], data: st.DataObject
+) -> None:
     lo, hi = INT_RANGE[dtype]
     bad: Any = lo - beyond if low else hi + beyond
     if data.draw(st.booleans(), label="as float") and not lo <= int(float(bad)) <= hi:
@@ -811,7 +843,9 @@ def test_out_of_range_ints_are_refused(dtype: str, beyond: int, low: bool, other
     st.lists(st.integers(0, 9), max_size=5),
     st.sampled_from(("f16", "bf16", "f32", "f64")),
 )
-def test_fractional_floats_for_int_dtypes_are_refused(dtype: str, bad: float, others: list[int], src: str) -> None:
+def test_fractional_floats_for_int_dtypes_are_refused(
+    dtype: str, bad: float, others: list[int], src: str
+) -> None:
     ran(dtype)
     with time_limit():
         with pytest.raises(ValidationError):
@@ -939,7 +973,9 @@ def test_list_dtype_inference_ignores_order(values: list[Any]) -> None:
 @given(
     value=st.one_of(
         st.decimals(allow_nan=True, allow_infinity=True, places=None),
-        st.sampled_from((Decimal("sNaN"), Decimal("-sNaN"), Decimal("1e400"), Fraction(10**400, 3))),
+        st.sampled_from(
+            (Decimal("sNaN"), Decimal("-sNaN"), Decimal("1e400"), Fraction(10**400, 3))
+        ),
         st.fractions(),
     ),
     dtype=st.sampled_from((None,) + DTYPES),
@@ -955,7 +991,8 @@ def test_number_like_elements_are_read_or_refused(value: Any, dtype: str | None)
 
 @known_bug(
     "deeply nested lists (deeper than the recursion limit) or a list that contains itself "
-    "raise RecursionError from _tensor._flatten (and _nest), not ValidationError"
+    "raise RecursionError from _tensor._flatten, not ValidationError; a tensor of such a rank "
+    "built from bytes is accepted, but its tolist() raises RecursionError from _tensor._nest"
 )
 @FUZZ
 @example(depth=3000, cyclic=False)
@@ -963,6 +1000,13 @@ def test_number_like_elements_are_read_or_refused(value: Any, dtype: str | None)
 @given(depth=st.integers(1, 4000), cyclic=st.booleans())
 def test_deep_or_cyclic_lists_are_refused_or_read(depth: int, cyclic: bool) -> None:
     ran()
+    with time_limit():
+        try:
+            from_bytes = Tensor(bytes(4), shape=(1,) * depth, dtype="f32")
+        except ValidationError:
+            pass
+        else:
+            assert flatten(from_bytes.tolist()) == [0.0]
     data: Any = [1.0]
     if cyclic:
         data.append(data)
@@ -985,7 +1029,8 @@ def test_deep_or_cyclic_lists_are_refused_or_read(depth: int, cyclic: bool) -> N
 @FUZZ
 @example(shape=(2**32 - 1,) * 3, dtype="u8")
 @given(
-    shape=st.lists(st.integers(2**22, 2**32 - 1), min_size=3, max_size=5).map(tuple),  # > 2**63 bytes
+    # three or more dims of at least 2**22: more than 2**63 bytes
+    shape=st.lists(st.integers(2**22, 2**32 - 1), min_size=3, max_size=5).map(tuple),
     dtype=st.sampled_from(DTYPES),
 )
 def test_zeros_of_impossible_size_are_refused(shape: tuple[int, ...], dtype: str) -> None:
@@ -1028,7 +1073,9 @@ def test_i64_to_f32_rounds_once_like_numpy(values: list[int], dst: str) -> None:
     src=st.sampled_from(("f32", "f64")),
     dst=st.sampled_from(INTS),
 )
-def test_typed_float_buffer_converts_to_ints_like_astype(values: list[float], src: str, dst: str) -> None:
+def test_typed_float_buffer_converts_to_ints_like_astype(
+    values: list[float], src: str, dst: str
+) -> None:
     ran()
     assume(dst != "u8" or all(v >= 0 for v in values))
     buffer = array.array("f" if src == "f32" else "d", values)
@@ -1051,7 +1098,8 @@ def test_typed_float_buffer_converts_to_ints_like_astype(values: list[float], sr
 )  # fmt: skip
 def test_any_numpy_array_is_read_or_refused(kind: str, given_dtype: str | None) -> None:
     ran()
-    dt = np.dtype({"bfloat16": ml_dtypes.bfloat16, "float8_e4m3fn": ml_dtypes.float8_e4m3fn}.get(kind, kind))
+    ml = {"bfloat16": ml_dtypes.bfloat16, "float8_e4m3fn": ml_dtypes.float8_e4m3fn}
+    dt = np.dtype(ml.get(kind, kind))
     arr = np.zeros((2, 2), dtype=dt)
     with time_limit():
         try:
@@ -1090,8 +1138,8 @@ def at(pos: int, n: int) -> int:
     return max(0, n + pos) if pos < 0 else pos % (n + 1)
 
 
-def mutate(data: bytes, ops: list[tuple[Any, ...]], corpus: tuple[bytes, ...]) -> bytes:
-    """Apply byte-level ``ops`` (from BYTE_OPS) to ``data``; ``splice`` takes another file's tail."""
+def mutate(data: bytes, ops: Ops, corpus: Seeds) -> bytes:
+    """Apply byte-level ``ops`` (BYTE_OPS) to ``data``; ``splice`` takes another seed's tail."""
     buf = bytearray(data)
     for op in ops:
         kind, p = op[0], at(op[1], len(buf))
@@ -1158,7 +1206,7 @@ def read_onnx(data: bytes) -> Any:
 
 
 @pytest.fixture(scope="module")
-def ir_corpus(model_dir: Path) -> tuple[bytes, ...]:
+def ir_corpus(model_dir: Path) -> Seeds:
     """digits.xml and the tests' tiny IR models, as bytes."""
     paths = [DIGITS_XML, *sorted(model_dir.glob("*.xml")), *sorted(model_dir.glob("*/*.xml"))]
     corpus = Corpus(p.read_bytes() for p in paths)
@@ -1168,12 +1216,15 @@ def ir_corpus(model_dir: Path) -> tuple[bytes, ...]:
 
 @FUZZ
 @given(st.integers(0, 99), st.lists(BYTE_OPS, min_size=1, max_size=8))
-def test_ir_reader_survives_byte_mutations(ir_corpus: tuple[bytes, ...], seed: int, ops: list[tuple[Any, ...]]) -> None:
+def test_ir_reader_survives_byte_mutations(ir_corpus: Seeds, seed: int, ops: Ops) -> None:
     data = mutate(ir_corpus[seed % len(ir_corpus)], ops, ir_corpus)
     ran("metadata" if read_ir(data) is not None else "refused")
 
 
-IR_TAGS = ("net", "layers", "layer", "edges", "edge", "data", "input", "output", "port", "dim", "rt_info")
+IR_TAGS = (
+    "net", "layers", "layer", "edges", "edge", "data", "input", "output", "port", "dim", "rt_info",
+)  # fmt: skip
+XML_NAMES = st.from_regex(r"[a-z_][a-z0-9_.-]{0,8}", fullmatch=True)
 IR_ATTRS = (
     "id", "name", "type", "version", "shape", "element_type", "offset", "size", "precision",
     "names", "from-layer", "from-port", "to-layer", "to-port", "output_names",
@@ -1193,16 +1244,18 @@ XML_OPS = st.one_of(
     st.tuples(st.just("dup"), st.integers(0, 10**4)),
     st.tuples(st.just("move"), st.integers(0, 10**4), st.integers(0, 10**4)),
     st.tuples(st.just("swap"), st.integers(0, 10**4)),
-    st.tuples(st.just("retag"), st.integers(0, 10**4), st.sampled_from(IR_TAGS) | st.from_regex(r"[a-z_][a-z0-9_.-]{0,8}", fullmatch=True)),
+    st.tuples(st.just("retag"), st.integers(0, 10**4), st.sampled_from(IR_TAGS) | XML_NAMES),
     st.tuples(st.just("drop-attr"), st.integers(0, 10**4), st.integers(0, 20)),
-    st.tuples(st.just("rename-attr"), st.integers(0, 10**4), st.integers(0, 20), st.sampled_from(IR_ATTRS)),
+    st.tuples(
+        st.just("rename-attr"), st.integers(0, 10**4), st.integers(0, 20), st.sampled_from(IR_ATTRS)
+    ),
     st.tuples(st.just("set-attr"), st.integers(0, 10**4), st.sampled_from(IR_ATTRS), GARBAGE),
     st.tuples(st.just("garbage"), st.integers(0, 10**4), GARBAGE),
     st.tuples(st.just("text"), st.integers(0, 10**4), GARBAGE),
 )  # fmt: skip
 
 
-def mutate_xml(xml: bytes, ops: list[tuple[Any, ...]]) -> bytes:
+def mutate_xml(xml: bytes, ops: Ops) -> bytes:
     """Apply element/attribute-level ``ops`` (from XML_OPS) to an IR document."""
     root = ET.fromstring(xml)
     for op in ops:
@@ -1249,9 +1302,11 @@ def mutate_xml(xml: bytes, ops: list[tuple[Any, ...]]) -> bytes:
 
 
 @FUZZ
-@given(st.integers(0, 99), st.lists(XML_OPS, min_size=1, max_size=6), st.lists(BYTE_OPS, max_size=2))
+@given(
+    st.integers(0, 99), st.lists(XML_OPS, min_size=1, max_size=6), st.lists(BYTE_OPS, max_size=2)
+)
 def test_ir_reader_survives_structured_mutations(
-    ir_corpus: tuple[bytes, ...], seed: int, ops: list[tuple[Any, ...]], then: list[tuple[Any, ...]]
+    ir_corpus: Seeds, seed: int, ops: Ops, then: Ops
 ) -> None:
     data = mutate(mutate_xml(ir_corpus[seed % len(ir_corpus)], ops), then, ir_corpus)
     ran("metadata" if read_ir(data) is not None else "refused")
@@ -1276,7 +1331,9 @@ XML_ENCODINGS = st.one_of(
 @example(seed=0, encoding="bogus")
 @example(seed=0, encoding="utf-16")
 @given(seed=st.integers(0, 99), encoding=XML_ENCODINGS)
-def test_ir_reader_survives_any_xml_encoding_declaration(ir_corpus: tuple[bytes, ...], seed: int, encoding: str) -> None:
+def test_ir_reader_survives_any_xml_encoding_declaration(
+    ir_corpus: Seeds, seed: int, encoding: str
+) -> None:
     ran()
     body = ir_corpus[seed % len(ir_corpus)]
     if body.startswith(b"<?xml"):
@@ -1296,7 +1353,9 @@ OV_TYPES = (
 PLAIN_NAMES = st.text(
     st.characters(exclude_categories=("Cs", "Cc"), exclude_characters="\\"), min_size=1, max_size=6
 ).filter(lambda n: n == n.strip())
-ODD_NAMES = st.text(st.characters(exclude_categories=("Cs", "Cc")) | st.sampled_from("\\, "), min_size=1, max_size=6)
+ODD_NAMES = st.text(
+    st.characters(exclude_categories=("Cs", "Cc")) | st.sampled_from("\\, "), min_size=1, max_size=6
+)
 IR_DIMS = st.one_of(
     st.integers(0, 6),
     st.just(-1),
@@ -1306,13 +1365,16 @@ IR_DIMS = st.one_of(
 
 
 @st.composite
-def ov_model_specs(draw: Any, types: tuple[str, ...] = OV_TYPES, names: Any = PLAIN_NAMES, any_rank: bool = False) -> Any:
+def ov_model_specs(
+    draw: Any, types: tuple[str, ...] = OV_TYPES, names: Any = PLAIN_NAMES, any_rank: bool = False
+) -> Any:
     """([(element type, dims or None for any rank, tensor names)], [(param, via an op, names)])."""
     pool = draw(st.lists(names, min_size=12, max_size=12, unique=True))
     params = []
     for _ in range(draw(st.integers(1, 3))):
         dims = None if any_rank and draw(st.booleans()) else draw(st.lists(IR_DIMS, max_size=4))
-        params.append((draw(st.sampled_from(types)), dims, tuple(pool.pop() for _ in range(draw(st.integers(1, 2))))))
+        tensor_names = tuple(pool.pop() for _ in range(draw(st.integers(1, 2))))
+        params.append((draw(st.sampled_from(types)), dims, tensor_names))
     results = [
         (draw(st.integers(0, len(params) - 1)), draw(st.booleans()), (pool.pop(),))
         for _ in range(draw(st.integers(1, 3)))
@@ -1359,18 +1421,24 @@ def ir_both_ways(ov_io: tuple[Any, Path], spec: Any) -> tuple[Any, Any]:
 
     def theirs(port: Any) -> tuple[Any, ...]:
         ps = port.get_partial_shape()
-        shape = None if ps.rank.is_dynamic else tuple(None if d.is_dynamic else d.get_length() for d in ps)
+        if ps.rank.is_dynamic:
+            return (port.get_any_name(), None, port.get_element_type().get_type_name())
+        shape = tuple(None if d.is_dynamic else d.get_length() for d in ps)
         return (port.get_any_name(), shape, port.get_element_type().get_type_name())
 
     info = read_ir(path.read_bytes())
     assert info is not None, "wasinn refused the IR OpenVINO wrote"
-    ours = ([(s.name, s.shape, s.dtype) for s in info.inputs], [(s.name, s.shape, s.dtype) for s in info.outputs])
+    ours = tuple(
+        [(s.name, s.shape, s.dtype) for s in specs] for specs in (info.inputs, info.outputs)
+    )
     return ours, ([theirs(p) for p in back.inputs], [theirs(p) for p in back.outputs])
 
 
 @FUZZ
 @given(spec=ov_model_specs())
-def test_ir_reader_agrees_with_openvino_on_generated_models(ov_io: tuple[Any, Path], spec: Any) -> None:
+def test_ir_reader_agrees_with_openvino_on_generated_models(
+    ov_io: tuple[Any, Path], spec: Any
+) -> None:
     ran()
     ours, theirs = ir_both_ways(ov_io, spec)
     assert ours == theirs
@@ -1385,7 +1453,9 @@ def test_ir_reader_agrees_with_openvino_on_generated_models(ov_io: tuple[Any, Pa
 @FUZZ
 @example(spec=([("f32", [1], ("a\\x",))], [(0, False, ("y",))]))
 @given(spec=ov_model_specs(names=ODD_NAMES))
-def test_ir_tensor_names_with_backslashes_and_spaces_match_openvino(ov_io: tuple[Any, Path], spec: Any) -> None:
+def test_ir_tensor_names_with_backslashes_and_spaces_match_openvino(
+    ov_io: tuple[Any, Path], spec: Any
+) -> None:
     ran()
     ours, theirs = ir_both_ways(ov_io, spec)
     assert ours == theirs
@@ -1423,25 +1493,28 @@ def test_ir_output_dtypes_are_named_like_openvino(ov_io: tuple[Any, Path], spec:
 
 
 @pytest.fixture(scope="module")
-def onnx_small(model_dir: Path) -> tuple[bytes, ...]:
+def onnx_small(model_dir: Path) -> Seeds:
     """add_mul.onnx and a few of onnx's own backend test models."""
-    paths = [model_dir / "add_mul.onnx"] + [ONNX_DATA / p for p in ONNX_PICKS if (ONNX_DATA / p).exists()]
+    picks = [ONNX_DATA / p for p in ONNX_PICKS if (ONNX_DATA / p).exists()]
+    paths = [model_dir / "add_mul.onnx", *picks]
     assert len(paths) >= 6, f"onnx's backend test data is missing from {ONNX_DATA}"
     return Corpus(p.read_bytes() for p in paths)
 
 
 @pytest.fixture(scope="module", params=["silero", "small"])
-def onnx_corpus(request: pytest.FixtureRequest, onnx_small: tuple[bytes, ...]) -> tuple[bytes, ...]:
+def onnx_corpus(request: pytest.FixtureRequest, onnx_small: Seeds) -> Seeds:
     if request.param == "small":
         return onnx_small
     if not SILERO.exists():
-        pytest.skip(f"{SILERO.relative_to(ROOT)} is absent; ./build.sh prepares it with the vad app")
+        pytest.skip(
+            f"{SILERO.relative_to(ROOT)} is absent (./build.sh prepares it when building apps/vad)"
+        )
     return Corpus((SILERO.read_bytes(),))
 
 
 @FUZZ
 @given(st.integers(0, 99), st.lists(BYTE_OPS, min_size=1, max_size=8))
-def test_onnx_reader_survives_byte_mutations(onnx_corpus: tuple[bytes, ...], seed: int, ops: list[tuple[Any, ...]]) -> None:
+def test_onnx_reader_survives_byte_mutations(onnx_corpus: Seeds, seed: int, ops: Ops) -> None:
     data = mutate(onnx_corpus[seed % len(onnx_corpus)], ops, onnx_corpus)
     ran("metadata" if read_onnx(data) is not None else "refused")
 
@@ -1524,7 +1597,9 @@ def pb_write(nodes: list[list[Any]]) -> bytes:
             out += varint(max(0, len(payload) + lie)) + payload
         elif wire in (1, 5):
             size = 8 if wire == 1 else 4
-            raw = (value % (1 << (8 * size))).to_bytes(size, "little") if isinstance(value, int) else value
+            if isinstance(value, int):
+                value = (value % (1 << (8 * size))).to_bytes(size, "little")
+            raw = value
             out += (raw + bytes(size))[:size]
     return bytes(out)
 
@@ -1546,21 +1621,28 @@ VARINTS = st.one_of(
     st.sampled_from((0, 1, 2**31 - 1, 2**31, 2**32, 2**63 - 1, 2**63, 2**64 - 1, 2**64, 2**70, -1)),
     st.integers(0, 2**64),
 )
+PB_FIELDS = st.sampled_from((0, 1, 2, 5, 7, 8, 11, 12, 15, 2**29 - 1, 2**29, 2**32))
+PB_BYTES = st.one_of(
+    st.binary(max_size=16), st.sampled_from(TOKENS), st.text(max_size=8).map(str.encode)
+)
 PB_OPS = st.one_of(
     st.tuples(st.just("drop"), st.integers(0, 10**6)),
     st.tuples(st.just("dup"), st.integers(0, 10**6)),
     st.tuples(st.just("swap"), st.integers(0, 10**6)),
     st.tuples(st.just("move"), st.integers(0, 10**6), st.integers(0, 10**6)),
-    st.tuples(st.just("field"), st.integers(0, 10**6), st.sampled_from((0, 1, 2, 5, 7, 8, 11, 12, 15, 2**29 - 1, 2**29, 2**32)) | st.integers(1, 20)),
+    st.tuples(st.just("field"), st.integers(0, 10**6), PB_FIELDS | st.integers(1, 20)),
     st.tuples(st.just("wire"), st.integers(0, 10**6), st.integers(0, 7)),
     st.tuples(st.just("int"), st.integers(0, 10**6), VARINTS),
-    st.tuples(st.just("bytes"), st.integers(0, 10**6), st.binary(max_size=16) | st.sampled_from(TOKENS) | st.text(max_size=8).map(lambda s: s.encode("utf-8", "surrogatepass"))),
+    st.tuples(st.just("bytes"), st.integers(0, 10**6), PB_BYTES),
     st.tuples(st.just("lie"), st.integers(0, 10**6), st.sampled_from((-3, -1, 1, 2, 1000, 2**40))),
-    st.tuples(st.just("insert"), st.integers(0, 10**6), st.integers(0, 20), st.integers(0, 7), VARINTS | st.binary(max_size=8)),
+    st.tuples(
+        st.just("insert"), st.integers(0, 10**6), st.integers(0, 20), st.integers(0, 7),
+        VARINTS | st.binary(max_size=8),
+    ),
 )  # fmt: skip
 
 
-def mutate_pb(tree: list[list[Any]], ops: list[tuple[Any, ...]]) -> bytes:
+def mutate_pb(tree: list[list[Any]], ops: Ops) -> bytes:
     tree = pb_copy(tree)
     for op in ops:
         places = pb_places(tree)
@@ -1576,7 +1658,7 @@ def mutate_pb(tree: list[list[Any]], ops: list[tuple[Any, ...]]) -> bytes:
         elif kind == "swap" and i + 1 < len(msg):
             msg[i], msg[i + 1] = msg[i + 1], msg[i]
         elif kind == "move":
-            targets = [n[2] for m, j in places for n in (m[j],) if isinstance(n[2], list) and n is not node]
+            targets = [m[j][2] for m, j in places if isinstance(m[j][2], list) and m[j] is not node]
             if targets:
                 del msg[i]
                 targets[op[2] % len(targets)].append(node)
@@ -1596,7 +1678,7 @@ def mutate_pb(tree: list[list[Any]], ops: list[tuple[Any, ...]]) -> bytes:
 
 
 @pytest.fixture(scope="module")
-def onnx_trees(onnx_corpus: tuple[bytes, ...]) -> tuple[list[list[Any]], ...]:
+def onnx_trees(onnx_corpus: Seeds) -> tuple[list[list[Any]], ...]:
     trees = Corpus(pb_parse(data, "model") for data in onnx_corpus)
     for data, tree in zip(onnx_corpus, trees):  # the mutator's own round trip is exact
         assert tree is not None and pb_write(tree) == data
@@ -1606,7 +1688,7 @@ def onnx_trees(onnx_corpus: tuple[bytes, ...]) -> tuple[list[list[Any]], ...]:
 @FUZZ
 @given(st.integers(0, 99), st.lists(PB_OPS, min_size=1, max_size=6))
 def test_onnx_reader_survives_structured_mutations(
-    onnx_trees: tuple[list[list[Any]], ...], seed: int, ops: list[tuple[Any, ...]]
+    onnx_trees: tuple[list[list[Any]], ...], seed: int, ops: Ops
 ) -> None:
     data = mutate_pb(onnx_trees[seed % len(onnx_trees)], ops)
     ran("metadata" if read_onnx(data) is not None else "refused")
@@ -1616,10 +1698,12 @@ def test_onnx_reader_survives_structured_mutations(
 
 NAMES = st.text(st.characters(exclude_categories=("Cs",)), max_size=6)
 DIMS = st.one_of(st.integers(-(2**63), 2**63 - 1), st.integers(-2, 9), NAMES, st.none())
+ELEM_TYPES = st.none() | st.integers(0, 30) | st.integers(-(2**31), 2**31 - 1)
+OTHER_KINDS = ("none", "empty", "sequence", "map", "optional", "sparse", "opaque")
 TYPES = st.one_of(
-    st.tuples(st.just("tensor"), st.none() | st.integers(0, 30) | st.integers(-(2**31), 2**31 - 1), st.none() | st.lists(DIMS, max_size=4)),
-    st.tuples(st.sampled_from(("none", "empty", "sequence", "map", "optional", "sparse", "opaque"))),
-)  # fmt: skip
+    st.tuples(st.just("tensor"), ELEM_TYPES, st.none() | st.lists(DIMS, max_size=4)),
+    st.tuples(st.sampled_from(OTHER_KINDS)),
+)
 
 
 def fill_type(tp: onnx.TypeProto, spec: tuple[Any, ...]) -> None:
@@ -1662,7 +1746,8 @@ def onnx_models(draw: Any) -> bytes:
         if draw(st.booleans()):
             m.ir_version = draw(st.integers(-(2**63), 2**63 - 1))
         for domain, version in draw(st.lists(st.tuples(
-            st.sampled_from(("", "ai.onnx", "ai.onnx.ml", "com.microsoft", "AI.ONNX", "ai.onnx ")) | NAMES,
+            st.sampled_from(("", "ai.onnx", "ai.onnx.ml", "com.microsoft", "AI.ONNX", "ai.onnx "))
+            | NAMES,
             st.none() | st.integers(-(2**63), 2**63 - 1),
         ), max_size=3)):  # fmt: skip
             o = m.opset_import.add()
@@ -1762,8 +1847,33 @@ def test_onnx_reader_agrees_with_onnx_on_generated_models(data: bytes) -> None:
     def ours(s: TensorSpec) -> tuple[Any, ...]:
         return (s.name, s.shape, s.dtype, s.name in info.unknown_rank)
 
-    got = ([ours(s) for s in info.inputs], [ours(s) for s in info.outputs], info.opset, info.ir_version)
+    inputs, outputs = [ours(s) for s in info.inputs], [ours(s) for s in info.outputs]
+    got = (inputs, outputs, info.opset, info.ir_version)
     assert got == onnx_reads(model)
+
+
+@known_bug(
+    "OnnxInfo.unknown_rank is keyed by name and also collects graph inputs that are dropped "
+    "as initializers: an output named like an unshaped initializer input ('x', declared "
+    "[2, 2]) is reported as unknown rank, so _source._any_rank shows it as shape None"
+)
+@FUZZ
+@example(dims=[2, 2])
+@given(dims=st.lists(st.integers(0, 9), max_size=4))
+def test_onnx_unknown_rank_only_names_shapeless_values(dims: list[int]) -> None:
+    from onnx import TensorProto, helper
+
+    ran()
+    graph = helper.make_graph(
+        [],
+        "constant_output",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],  # IR 3 style weight input
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)],
+        initializer=[helper.make_tensor("x", TensorProto.FLOAT, [1], [0.0])],
+    )
+    info = read_onnx(helper.make_model(graph).SerializeToString())
+    assert [(s.name, s.shape) for s in info.outputs] == [("x", tuple(dims))]
+    assert info.unknown_rank == frozenset()
 
 
 # ---------------------------------------------------------------- PNG (apps/digits)
@@ -1820,7 +1930,11 @@ def luma(pixels: bytes, width: int, height: int, colour: int) -> list[int]:
     out = []
     for p in range(width * height):
         px = pixels[p * ch : (p + 1) * ch]
-        out.append(px[0] if ch <= 2 else math.floor(Fraction(299 * px[0] + 587 * px[1] + 114 * px[2], 1000) + Fraction(1, 2)))
+        if ch <= 2:
+            out.append(px[0])
+        else:
+            exact = Fraction(299 * px[0] + 587 * px[1] + 114 * px[2], 1000)
+            out.append(math.floor(exact + Fraction(1, 2)))
     return out
 
 
@@ -1844,7 +1958,8 @@ def read_png(data: bytes) -> Any:
     st.integers(1, 3), st.integers(0, 9), st.lists(st.binary(max_size=8), max_size=2),
 )
 def test_png_generated_images_decode_exactly(
-    width: int, height: int, colour: int, data: st.DataObject, pieces: int, level: int, extra: list[bytes]
+    width: int, height: int, colour: int, data: st.DataObject, pieces: int, level: int,
+    extra: list[bytes],
 ) -> None:
     bpp = CHANNELS[colour]
     n = width * height * bpp
@@ -1852,7 +1967,10 @@ def test_png_generated_images_decode_exactly(
     filters = data.draw(st.lists(st.integers(0, 4), min_size=1, max_size=height), label="filters")
     ran(f"colour {colour}")
     scanlines = filter_rows(pixels, width, height, bpp, filters)
-    got = read_png(png_file(width, height, colour, scanlines, pieces=pieces, level=level, extra=tuple(extra)))
+    encoded = png_file(
+        width, height, colour, scanlines, pieces=pieces, level=level, extra=tuple(extra)
+    )
+    got = read_png(encoded)
     assert got == (width, height, luma(pixels, width, height, colour))
 
 
@@ -1865,7 +1983,9 @@ def test_png_generated_images_decode_exactly(
         st.tuples(st.just("interlace"), st.sampled_from((1, 2, 255))),
     ),
 )  # fmt: skip
-def test_png_unsupported_formats_are_refused(width: int, height: int, what: tuple[str, int]) -> None:
+def test_png_unsupported_formats_are_refused(
+    width: int, height: int, what: tuple[str, int]
+) -> None:
     ran(what[0])
     colour, depth, interlace = 0, 8, 0
     if what[0] == "colour":
@@ -1888,17 +2008,20 @@ def _seed_pngs() -> tuple[bytes, ...]:
         width, height = 5 + i, 6
         bpp = CHANNELS[colour]
         pixels = bytes((x * 37 + i * 11) % 256 for x in range(width * height * bpp))
-        made.append(png_file(width, height, colour, filter_rows(pixels, width, height, bpp, [0, 1, 2, 3, 4])))
+        rows = filter_rows(pixels, width, height, bpp, [0, 1, 2, 3, 4])
+        made.append(png_file(width, height, colour, rows))
     return samples + tuple(made)
 
 
 PNG_SEEDS = _seed_pngs()
+IHDR_VALUES = st.sampled_from((0, 1, 2, 3, 4, 6, 7, 8, 16, 255, 2**31 - 1, 2**32 - 1))
+CHUNK_KINDS = st.sampled_from((b"IHDR", b"IDAT", b"IEND", b"tEXt", b"PLTE", b"abcd"))
 PNG_OPS = st.one_of(
-    st.tuples(st.just("ihdr"), st.integers(0, 6), st.sampled_from((0, 1, 2, 3, 4, 6, 7, 8, 16, 255, 2**31 - 1, 2**32 - 1)) | st.integers(0, 64)),
+    st.tuples(st.just("ihdr"), st.integers(0, 6), IHDR_VALUES | st.integers(0, 64)),
     st.tuples(st.just("drop"), st.integers(0, 99)),
     st.tuples(st.just("dup"), st.integers(0, 99)),
     st.tuples(st.just("swap"), st.integers(0, 99)),
-    st.tuples(st.just("insert"), st.integers(0, 99), st.sampled_from((b"IHDR", b"IDAT", b"IEND", b"tEXt", b"PLTE", b"abcd")), st.binary(max_size=20)),
+    st.tuples(st.just("insert"), st.integers(0, 99), CHUNK_KINDS, st.binary(max_size=20)),
     st.tuples(st.just("rows"), BYTE_OPS),
     st.tuples(st.just("body"), st.integers(0, 99), BYTE_OPS),
     st.tuples(st.just("split"), st.integers(0, 99), st.integers(0, 200)),
@@ -1915,7 +2038,7 @@ def png_chunks(data: bytes) -> list[list[Any]]:
     return out
 
 
-def mutate_png(data: bytes, ops: list[tuple[Any, ...]]) -> bytes:
+def mutate_png(data: bytes, ops: Ops) -> bytes:
     """Chunk-level ``ops`` (from PNG_OPS); CRCs are recomputed unless an op spoils one."""
     chunks = png_chunks(data)
     for op in ops:
@@ -1965,7 +2088,7 @@ def mutate_png(data: bytes, ops: list[tuple[Any, ...]]) -> bytes:
 
 @FUZZ
 @given(st.integers(0, 99), st.lists(PNG_OPS, max_size=5), st.lists(BYTE_OPS, max_size=3))
-def test_png_reader_survives_mutations(seed: int, ops: list[tuple[Any, ...]], then: list[tuple[Any, ...]]) -> None:
+def test_png_reader_survives_mutations(seed: int, ops: Ops, then: Ops) -> None:
     data = mutate(mutate_png(PNG_SEEDS[seed % len(PNG_SEEDS)], ops), then, PNG_SEEDS)
     ran("decoded" if read_png(data) is not None else "refused")
 
@@ -1999,16 +2122,22 @@ def read_audio(data: bytes) -> Any:
 WAV_FORMATS = st.one_of(
     st.just((1, 2, 16000)),  # what the VAD reads
     # (the byte rate, rate x channels x width, must fit the header's 32 bits)
-    st.tuples(st.integers(1, 3), st.integers(1, 4), st.sampled_from((16000, 8000, 44100, 1)) | st.integers(1, 2**28)),
+    st.tuples(
+        st.integers(1, 3), st.integers(1, 4),
+        st.sampled_from((16000, 8000, 44100, 1)) | st.integers(1, 2**28),
+    ),
 )
 
 
 @needs_wav
 @FUZZ
 @given(WAV_FORMATS, st.integers(0, 300), st.data())
-def test_wav_generated_files_decode_exactly(fmt: tuple[int, int, int], frames: int, data: st.DataObject) -> None:
+def test_wav_generated_files_decode_exactly(
+    fmt: tuple[int, int, int], frames: int, data: st.DataObject
+) -> None:
     channels, width, rate = fmt
-    raw = data.draw(st.binary(min_size=frames * channels * width, max_size=frames * channels * width), label="frames")
+    size = frames * channels * width
+    raw = data.draw(st.binary(min_size=size, max_size=size), label="frames")
     usable = (channels, width, rate) == (1, 2, wav.RATE)
     ran("16 kHz mono 16-bit" if usable else "other format")
     samples = read_audio(wav_file(channels, width, rate, raw))
@@ -2040,24 +2169,28 @@ def _seed_wavs() -> tuple[bytes, ...]:
     odd += b"LIST" + struct.pack("<I", 3) + b"abc\0" + b"".join(
         c[0] + struct.pack("<I", len(c[1])) + c[1] for c in chunks[1:]
     )
-    seeds.append(b"RIFF" + struct.pack("<I", 4 + len(odd)) + b"WAVE" + odd)  # with an odd-sized chunk
+    # and one with an odd-sized chunk (and its pad byte)
+    seeds.append(b"RIFF" + struct.pack("<I", 4 + len(odd)) + b"WAVE" + odd)
     return tuple(seeds)
 
 
 WAV_SEEDS = _seed_wavs()
 FMT_FIELDS = ((0, "<H"), (2, "<H"), (4, "<I"), (8, "<I"), (12, "<H"), (14, "<H"))
+FMT_VALUES = st.sampled_from((0, 1, 2, 3, 8, 16, 24, 0xFFFE, 8000, 16000, 2**16 - 1, 2**32 - 1))
+SIZE_VALUES = st.sampled_from((0, 1, 3, 4, 15, 16, 17, 1000, 2**31, 2**32 - 1))
+WAV_CHUNKS = st.sampled_from((b"fmt ", b"data", b"LIST", b"fact", b"\0\0\0\0"))
 WAV_OPS = st.one_of(
-    st.tuples(st.just("fmt"), st.integers(0, 5), st.sampled_from((0, 1, 2, 3, 8, 16, 24, 0xFFFE, 8000, 16000, 2**16 - 1, 2**32 - 1)) | st.integers(0, 2**32 - 1)),
-    st.tuples(st.just("size"), st.integers(-1, 99), st.sampled_from((0, 1, 3, 4, 15, 16, 17, 1000, 2**31, 2**32 - 1)) | st.integers(0, 2**32 - 1)),
+    st.tuples(st.just("fmt"), st.integers(0, 5), FMT_VALUES | st.integers(0, 2**32 - 1)),
+    st.tuples(st.just("size"), st.integers(-1, 99), SIZE_VALUES | st.integers(0, 2**32 - 1)),
     st.tuples(st.just("drop"), st.integers(0, 99)),
     st.tuples(st.just("dup"), st.integers(0, 99)),
     st.tuples(st.just("swap"), st.integers(0, 99)),
-    st.tuples(st.just("insert"), st.integers(0, 99), st.sampled_from((b"fmt ", b"data", b"LIST", b"fact", b"\0\0\0\0")), st.binary(max_size=20)),
+    st.tuples(st.just("insert"), st.integers(0, 99), WAV_CHUNKS, st.binary(max_size=20)),
     st.tuples(st.just("body"), st.integers(0, 99), BYTE_OPS),
 )  # fmt: skip
 
 
-def mutate_wav(data: bytes, ops: list[tuple[Any, ...]]) -> bytes:
+def mutate_wav(data: bytes, ops: Ops) -> bytes:
     """RIFF-chunk-level ``ops`` (from WAV_OPS); sizes are recomputed unless an op sets one."""
     chunks = riff_chunks(data)
     riff_size = None
@@ -2077,7 +2210,8 @@ def mutate_wav(data: bytes, ops: list[tuple[Any, ...]]) -> bytes:
                 if c[0] == b"fmt " and len(c[1]) >= 16:
                     offset, fmt = FMT_FIELDS[op[1]]
                     value = op[2] % (1 << (8 * struct.calcsize(fmt)))
-                    c[1] = c[1][:offset] + struct.pack(fmt, value) + c[1][offset + struct.calcsize(fmt) :]
+                    end = offset + struct.calcsize(fmt)
+                    c[1] = c[1][:offset] + struct.pack(fmt, value) + c[1][end:]
                     break
         elif kind == "size":
             chunks[i][2] = op[2]
@@ -2117,7 +2251,7 @@ def no_chunk_overruns_riff(data: bytes) -> bool:
 @needs_wav
 @FUZZ
 @given(st.integers(0, 99), st.lists(WAV_OPS, max_size=5), st.lists(BYTE_OPS, max_size=3))
-def test_wav_reader_survives_mutations(seed: int, ops: list[tuple[Any, ...]], then: list[tuple[Any, ...]]) -> None:
+def test_wav_reader_survives_mutations(seed: int, ops: Ops, then: Ops) -> None:
     data = mutate(mutate_wav(WAV_SEEDS[seed % len(WAV_SEEDS)], ops), then, WAV_SEEDS)
     assume(no_chunk_overruns_riff(data))  # see the WAV KNOWN BUG below
     ran("decoded" if read_audio(data) is not None else "refused")
@@ -2132,7 +2266,7 @@ def test_wav_reader_survives_mutations(seed: int, ops: list[tuple[Any, ...]], th
 @FUZZ
 @example(seed=0, ops=[("insert", 1, b"LIST", b"abcd"), ("size", 1, 1000)])
 @given(seed=st.integers(0, 99), ops=st.lists(WAV_OPS, max_size=5))
-def test_wav_reader_survives_chunks_that_overrun_the_riff(seed: int, ops: list[tuple[Any, ...]]) -> None:
+def test_wav_reader_survives_chunks_that_overrun_the_riff(seed: int, ops: Ops) -> None:
     ran()
     read_audio(mutate_wav(WAV_SEEDS[seed % len(WAV_SEEDS)], ops))
 
@@ -2151,7 +2285,7 @@ def test_harness_png_encoder_agrees_with_pillow() -> None:
             assert image.mode == mode and image.tobytes() == pixels
 
 
-def test_harness_mutators_change_and_keep_bytes(ir_corpus: tuple[bytes, ...]) -> None:
+def test_harness_mutators_change_and_keep_bytes(ir_corpus: Seeds) -> None:
     seed = ir_corpus[0]
     assert mutate(seed, [], ir_corpus) == seed
     assert mutate(seed, [("truncate", 10)], ir_corpus) == seed[:10]

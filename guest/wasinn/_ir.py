@@ -15,15 +15,11 @@ import xml.etree.ElementTree as ET
 from ._errors import ModelFormatError
 from ._spec import Dim, TensorSpec
 
-# IR element types and port precisions that are wasi-nn types.
+# IR element types and port precisions, by the names OpenVINO's Python API
+# gives them (wasi-nn's types among them); other names are kept lowercased.
 _TYPES = {
-    "f16": "f16", "fp16": "f16",
-    "bf16": "bf16",
-    "f32": "f32", "fp32": "f32",
-    "f64": "f64", "fp64": "f64",
-    "u8": "u8",
-    "i32": "i32",
-    "i64": "i64",
+    "fp16": "f16", "fp32": "f32", "fp64": "f64",
+    "bool": "boolean", "bin": "u1", "unspecified": "dynamic", "undefined": "dynamic",
 }  # fmt: skip
 
 
@@ -87,7 +83,11 @@ def read(xml: bytes, where: str = "the model") -> IRInfo:
                     f"{where}: layer {layer.get('name')!r} has a non-numeric weight offset or size"
                 ) from None
             weights_needed = max(weights_needed, end)
-    outputs = [_result_spec(r, producer, out_ports, where) for r in results]
+    # A port without <dim> is rank 0, or of dynamic rank: only a Parameter
+    # says which (shape="..."). Result ports cannot, so they are read as of
+    # unknown rank when any input is, and as scalars otherwise.
+    any_rank = any(spec.shape is None for spec in inputs)
+    outputs = [_result_spec(r, producer, out_ports, where, any_rank) for r in results]
     return IRInfo(inputs, outputs, weights_needed)
 
 
@@ -99,13 +99,14 @@ def _param_spec(
         dtype = _dtype(data.get("element_type", ""))
     else:
         dtype = _dtype(port.get("precision", "") if port is not None else "")
-    if port is not None and port.find("dim") is not None:
+    text = data.get("shape", "").strip() if data is not None else ""
+    shape: tuple[Dim, ...] | None
+    if text == "...":
+        shape = None  # dynamic rank
+    elif port is not None and port.find("dim") is not None:
         shape = tuple(_dim(d.text or "", where) for d in port.findall("dim"))
-    elif data is not None and data.get("shape") is not None:
-        text = data.get("shape", "").strip()
-        shape = tuple(_dim(d, where) for d in text.split(",")) if text else ()
     else:
-        shape = ()
+        shape = tuple(_dim(d, where) for d in text.split(",")) if text else ()
     return TensorSpec(names, shape, dtype)
 
 
@@ -114,6 +115,7 @@ def _result_spec(
     producer: dict[tuple[str, str], tuple[str, str]],
     out_ports: dict[tuple[str, str], ET.Element],
     where: str,
+    any_rank: bool,
 ) -> TensorSpec:
     inp = layer.find("input")
     port = inp[0] if inp is not None and len(inp) else None
@@ -126,7 +128,8 @@ def _result_spec(
     )
     ref = port if port is not None else src_port
     dtype = _dtype(ref.get("precision", "") if ref is not None else "")
-    shape = tuple(_dim(d.text or "", where) for d in ref.findall("dim")) if ref is not None else ()
+    dims = ref.findall("dim") if ref is not None else []
+    shape = tuple(_dim(d.text or "", where) for d in dims) if dims or not any_rank else None
     return TensorSpec(name, shape, dtype)
 
 

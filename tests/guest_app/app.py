@@ -17,7 +17,8 @@ The script is ``{"load": LOAD, "steps": [STEP, ...]}``:
   for raw bytes handed to run as they are.
 - more STEPs: ``{"load_model": LOAD}`` loads another model in place of the
   current one (the current one stays if it fails); ``{"repeat": K, "step": STEP}``
-  runs a step K times and reports the last result. A run step with
+  runs a step K times and reports the last result; ``{"soak": SOAK}`` runs a
+  leak check (see ``soak``). A run step with
   ``"summary": true`` reports only each output's dtype, shape and byte count.
 
 Each step prints one JSON line: ``{"ok": ...}`` or ``{"error": CLASS, "message": M}``.
@@ -76,7 +77,79 @@ def load(spec: dict[str, Any]) -> Model:
     return Model.load(source, **kwargs)
 
 
+def soak(spec: dict[str, Any]) -> str:
+    """Long runs for leak checks; prints {"progress": i} every ``every`` iterations
+    so that the host can sample its memory at known points."""
+    count, every = spec["count"], spec["every"]
+    if spec["kind"].endswith("-raw"):
+        return soak_raw(spec)
+    if spec["kind"] == "vad":  # one model, one recurrent session, ``count`` steps
+        model = Model.load(spec["path"])
+        vad = model.stateful({"stateN": "state"})
+        chunk = Tensor.zeros((1, 576))
+        for i in range(1, count + 1):
+            vad.run({"input": chunk}, outputs=["output"])
+            if i % every == 0:
+                print(json.dumps({"progress": i}), flush=True)
+        model.close()
+    else:  # ``count`` cycles of load -> run -> close
+        image = Tensor.zeros((1, 1, 8, 8))
+        for i in range(1, count + 1):
+            with Model.load(spec["path"]) as model:
+                model.run({"image": image})
+            if i % every == 0:
+                print(json.dumps({"progress": i}), flush=True)
+    return "done"
+
+
+def soak_raw(spec: dict[str, Any]) -> str:
+    """The same soaks through the generated bindings directly, as the baseline."""
+    from wasinn._bindings.imports import graph, tensor
+
+    count, every = spec["count"], spec["every"]
+    fp32 = tensor.TensorType.FP32
+    with open(spec["path"], "rb") as f:
+        parts = [f.read(), b""]
+    if spec["path"].endswith(".xml"):
+        with open(spec["path"][:-4] + ".bin", "rb") as f:
+            parts[1] = f.read()
+
+    def load() -> Any:
+        return graph.load(parts, graph.GraphEncoding.OPENVINO, graph.ExecutionTarget.CPU)
+
+    if spec["kind"] == "vad-raw":
+        g = load()
+        ctx = g.init_execution_context()
+        chunk, state = bytes(4 * 576), bytes(4 * 256)
+        for i in range(1, count + 1):
+            named = [("input", tensor.Tensor([1, 576], fp32, chunk)), ("state", tensor.Tensor([2, 1, 128], fp32, state))]
+            for name, t in ctx.compute(named):
+                data = t.data()
+                if name == "1":
+                    state = data
+                t.__exit__(None, None, None)
+            if i % every == 0:
+                print(json.dumps({"progress": i}), flush=True)
+        ctx.__exit__(None, None, None)
+        g.__exit__(None, None, None)
+    else:
+        image = bytes(4 * 64)
+        for i in range(1, count + 1):
+            g = load()
+            ctx = g.init_execution_context()
+            for _, t in ctx.compute([("image", tensor.Tensor([1, 1, 8, 8], fp32, image))]):
+                t.data()
+                t.__exit__(None, None, None)
+            ctx.__exit__(None, None, None)
+            g.__exit__(None, None, None)
+            if i % every == 0:
+                print(json.dumps({"progress": i}), flush=True)
+    return "done"
+
+
 def step(model: Model, st: dict[str, Any], lets: dict[str, Tensor], sessions: dict[str, Session]) -> Any:
+    if "soak" in st:
+        return soak(st["soak"])
     if "repeat" in st:
         result = None
         for _ in range(st["repeat"]):
