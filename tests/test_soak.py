@@ -67,6 +67,12 @@ def growth(samples: list[tuple[int, float]]) -> float:
     return samples[-1][1] - samples[0][1]
 
 
+def typical_step(samples: list[tuple[int, float]]) -> float:
+    """The median MB gained between two reports: robust to when each was read."""
+    steps = sorted(b[1] - a[1] for a, b in zip(samples, samples[1:]))
+    return steps[len(steps) // 2]
+
+
 @pytest.fixture(scope="module")
 def soaked(built, tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple[int, float]]]:
     directory = tmp_path_factory.mktemp("soak")
@@ -87,11 +93,13 @@ def soaked(built, tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tu
 
 @pytest.mark.parametrize("kind", ["vad", "cycles"])
 def test_wasinn_adds_no_growth_of_its_own(soaked, kind: str, record_property) -> None:
-    ours, baseline = growth(soaked[kind]), growth(soaked[f"{kind}-raw"])
-    record_property(f"{kind}_growth_mb", ours)
-    record_property(f"{kind}_raw_growth_mb", baseline)
-    start = soaked[kind][0][1]
-    assert ours <= baseline + TOLERANCE * start, (ours, baseline)
+    """Between two reports, wasinn's host grows no more than the raw baseline's
+    (within TOLERANCE, plus half a megabyte for page granularity)."""
+    ours, baseline = typical_step(soaked[kind]), typical_step(soaked[f"{kind}-raw"])
+    record_property(f"{kind}_growth_per_report_mb", ours)
+    record_property(f"{kind}_raw_growth_per_report_mb", baseline)
+    print(f"\nsoak {kind}: {ours:.2f} MB per report interval, raw bindings {baseline:.2f} MB")
+    assert ours <= baseline * (1 + TOLERANCE) + 0.5, (soaked[kind], soaked[f"{kind}-raw"])
 
 
 @pytest.mark.xfail(strict=True, reason=LEAK)
