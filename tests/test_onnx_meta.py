@@ -3,7 +3,7 @@
 Comparison rule (see wasinn._onnx): each input or output is compared as
 ``(name, shape, dtype, unknown_rank)``. onnx's side: a ``dim`` with a
 non-negative ``dim_value`` is that int, any other ``dim`` is None; a tensor
-type without a ``shape`` field is ``shape=()`` with ``unknown_rank=True``;
+type without a ``shape`` field is ``shape=None`` with ``unknown_rank=True``;
 a non-tensor type is ``shape=()`` with the kind's name as dtype. Graph
 inputs that name an initializer (dense or sparse) are left out.
 
@@ -61,7 +61,7 @@ def onnx_spec(vi: onnx.ValueInfoProto) -> Spec:
     else:
         dtype = f"onnx-type-{tt.elem_type}"
     if not tt.HasField("shape"):
-        return (vi.name, (), dtype, True)
+        return (vi.name, None, dtype, True)
     dims = tuple(
         d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else None for d in tt.shape.dim
     )
@@ -205,7 +205,7 @@ def test_odd_types_and_shapes() -> None:
     info = _onnx.read(data)
     by_name = {s.name: s for s in info.inputs}
     assert "w" not in by_name and "sw" not in by_name
-    assert by_name["unranked"].shape == () and by_name["scalar"].shape == ()
+    assert by_name["unranked"].shape is None and by_name["scalar"].shape == ()
     assert info.unknown_rank == {"unranked"}
     assert by_name["odd_dims"].shape == (0, None, None, None)
     assert [by_name[k].dtype for k in ("seq", "map", "opt", "sparse", "opaque", "untyped")] == [

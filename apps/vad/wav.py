@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import array
 import io
+import struct
 import wave
 
 RATE = 16000
@@ -30,7 +31,9 @@ def decode_wav(data: bytes, path: str = "the audio") -> array.array:
                     f"{RATE} Hz mono 16-bit PCM (e.g. sox {path} -r 16000 -c 1 -b 16 out.wav)"
                 )
             raw = w.readframes(frames)
-    except (wave.Error, EOFError) as exc:
+    except (wave.Error, EOFError, RuntimeError, ValueError, OverflowError, struct.error) as exc:
+        # wave reports a malformed file through all of these (RuntimeError
+        # from its chunk reader when a chunk runs past the end of the RIFF).
         raise AudioError(f"{path} is not a readable WAV file: {exc}") from None
     if len(raw) != frames * 2:
         raise AudioError(f"{path} is truncated: its header promises {frames} samples, it holds {len(raw) // 2}")

@@ -91,11 +91,13 @@ def encode(values: Sequence[float | int], dtype: str) -> bytes:
             return _encode_bf16(values)
         arr = array.array(ARRAY_CODE[dtype], values)
     except OverflowError as exc:
+        if dtype in FLOATS:
+            raise ValidationError(f"a value does not fit in {dtype}: {exc}") from None
         low, high = int_range(dtype)
         raise ValidationError(
             f"a value does not fit in {dtype} (range {low}..{high}): {exc}"
         ) from None
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:
         kind = "integers" if dtype not in FLOATS else "numbers"
         raise ValidationError(f"a {dtype} tensor needs {kind}: {exc}") from None
     return arr.tobytes()
@@ -129,16 +131,27 @@ def _typed(data: bytes | memoryview, code: str) -> array.array:  # type: ignore[
 def _encode_f16(values: Sequence[float | int]) -> bytes:
     try:
         return struct.pack(f"<{len(values)}e", *values)
-    except OverflowError:
-        # struct refuses finite values past the f16 range; IEEE rounding (and
-        # numpy) makes them infinite. 65520 is where rounding reaches infinity.
-        clamped = [
-            v if abs(v) < 65520.0 else (float("inf") if v > 0 else float("-inf"))
-            for v in values
-        ]
+    except (OverflowError, struct.error):
+        pass
+    # struct refuses values past the f16 range (OverflowError for floats,
+    # struct.error for ints); IEEE rounding (and numpy) makes them infinite.
+    # 65520 is where rounding reaches infinity; NaN stays NaN.
+    clamped = [_clamp_f16(v) for v in values]
+    try:
         return struct.pack(f"<{len(clamped)}e", *clamped)
     except struct.error as exc:
         raise TypeError(str(exc)) from None
+
+
+def _clamp_f16(v: float | int) -> float | int:
+    if not isinstance(v, (int, float)):
+        return v  # struct names the bad element
+    f = float(v)  # an int beyond even f64 raises OverflowError, as in numpy
+    if f >= 65520.0:
+        return float("inf")
+    if f <= -65520.0:
+        return float("-inf")
+    return f
 
 
 def _encode_bf16(values: Sequence[float | int]) -> bytes:
@@ -155,3 +168,29 @@ def _encode_bf16(values: Sequence[float | int]) -> bytes:
             if b & 0x7FFFFFFF > 0x7F800000:
                 halves[i] = (b >> 16) | 0x0040
     return array.array("H", halves).tobytes()
+
+
+def round_int(value: int, bits: int) -> float:
+    """``value`` rounded (to nearest, ties to even) to ``bits`` significant bits.
+
+    Python turns ints into f64 exactly only up to 2**53; beyond that, going
+    through f64 and then to a narrower float rounds twice. Rounding once,
+    here, to the narrow type's precision gives numpy's result.
+    """
+    magnitude = abs(value)
+    shift = magnitude.bit_length() - bits
+    if shift <= 0:
+        return float(value)
+    q, r = divmod(magnitude, 1 << shift)
+    half = 1 << (shift - 1)
+    if r > half or (r == half and q & 1):
+        q += 1
+    try:
+        f = float(q << shift)
+    except OverflowError:
+        f = float("inf")
+    return f if value >= 0 else -f
+
+
+#: Significant bits of each float dtype, for round_int.
+SIGNIFICAND = {"f16": 11, "bf16": 8, "f32": 24, "f64": 53}

@@ -42,7 +42,9 @@ def read(xml: bytes, where: str = "the model") -> IRInfo:
     """Parse IR XML; raise ModelFormatError if it is not a readable IR."""
     try:
         root = ET.fromstring(xml)
-    except ET.ParseError as exc:
+    except (ET.ParseError, LookupError, ValueError, UnicodeError) as exc:
+        # The last three come from an XML declaration naming an encoding
+        # expat cannot read.
         raise ModelFormatError(f"{where} is not valid OpenVINO IR XML: {exc}") from None
     if root.tag != "net":
         raise ModelFormatError(
@@ -61,6 +63,7 @@ def read(xml: bytes, where: str = "the model") -> IRInfo:
         )
     out_ports: dict[tuple[str, str], ET.Element] = {}
     inputs: list[TensorSpec] = []
+    params: dict[str, TensorSpec] = {}  # by layer id
     results: list[ET.Element] = []
     weights_needed = 0
     for layer in layers.iter("layer"):
@@ -73,6 +76,7 @@ def read(xml: bytes, where: str = "the model") -> IRInfo:
         if kind == "Parameter":
             port = output[0] if output is not None and len(output) else None
             inputs.append(_param_spec(layer, data, port, where))
+            params[lid] = inputs[-1]
         elif kind == "Result":
             results.append(layer)
         if data is not None and data.get("offset") is not None and data.get("size") is not None:
@@ -84,10 +88,11 @@ def read(xml: bytes, where: str = "the model") -> IRInfo:
                 ) from None
             weights_needed = max(weights_needed, end)
     # A port without <dim> is rank 0, or of dynamic rank: only a Parameter
-    # says which (shape="..."). Result ports cannot, so they are read as of
-    # unknown rank when any input is, and as scalars otherwise.
+    # says which (shape="..."). A Result fed by a Parameter takes its shape;
+    # other Results are read as of unknown rank when any input is, and as
+    # scalars otherwise.
     any_rank = any(spec.shape is None for spec in inputs)
-    outputs = [_result_spec(r, producer, out_ports, where, any_rank) for r in results]
+    outputs = [_result_spec(r, producer, out_ports, params, where, any_rank) for r in results]
     return IRInfo(inputs, outputs, weights_needed)
 
 
@@ -114,6 +119,7 @@ def _result_spec(
     layer: ET.Element,
     producer: dict[tuple[str, str], tuple[str, str]],
     out_ports: dict[tuple[str, str], ET.Element],
+    params: dict[str, TensorSpec],
     where: str,
     any_rank: bool,
 ) -> TensorSpec:
@@ -129,26 +135,35 @@ def _result_spec(
     ref = port if port is not None else src_port
     dtype = _dtype(ref.get("precision", "") if ref is not None else "")
     dims = ref.findall("dim") if ref is not None else []
-    shape = tuple(_dim(d.text or "", where) for d in dims) if dims or not any_rank else None
+    shape: tuple[Dim, ...] | None
+    if dims:
+        shape = tuple(_dim(d.text or "", where) for d in dims)
+    elif source is not None and source[0] in params:
+        shape = params[source[0]].shape
+    else:
+        shape = None if any_rank else ()
     return TensorSpec(name, shape, dtype)
 
 
 def _first_name(names: str | None) -> str | None:
-    """The first of OpenVINO's comma-separated names (``\\,`` escapes a comma)."""
+    """The first of OpenVINO's comma-separated names.
+
+    ``\\,`` is a comma inside a name; any other backslash, and spaces, are
+    part of the name, as OpenVINO reads them.
+    """
     if not names:
         return None
     out, i = [], 0
     while i < len(names):
-        ch = names[i]
-        if ch == "\\" and i + 1 < len(names):
-            out.append(names[i + 1])
+        if names.startswith("\\,", i):
+            out.append(",")
             i += 2
             continue
-        if ch == ",":
+        if names[i] == ",":
             break
-        out.append(ch)
+        out.append(names[i])
         i += 1
-    return "".join(out).strip() or None
+    return "".join(out) or None
 
 
 def _dtype(name: str) -> str:

@@ -19,10 +19,9 @@ As in protobuf, a singular message field that occurs twice is the merge of
 both occurrences, and a scalar that occurs twice keeps its last value.
 
 Shapes: ``dim_value`` gives an int; ``dim_param``, a negative value or no
-value gives ``None``. ONNX tells apart a tensor of rank 0 (a ``shape`` with no
-dims) from a tensor of unknown rank (no ``shape`` at all); ``TensorSpec``
-cannot, so both get ``shape=()`` and the names of the unknown-rank ones are
-listed in ``OnnxInfo.unknown_rank``. Values that are not plain tensors get
+value gives ``None``. A tensor of rank 0 (a ``shape`` with no dims) gets
+``shape=()``; one of unknown rank (no ``shape`` at all) gets ``shape=None``,
+and its name is listed in ``OnnxInfo.unknown_rank`` too. Values that are not plain tensors get
 ``shape=()`` and the dtype ``"sequence"``, ``"map"``, ``"optional"``,
 ``"sparse-tensor"``, ``"opaque"``, or ``"undefined"`` when no type is given.
 """
@@ -73,8 +72,7 @@ class OnnxInfo:
     ``opset`` is the version of the default ("" or "ai.onnx") operator set,
     or ``None`` when the model does not import it; ``ir_version`` is ``None``
     when absent. ``unknown_rank`` holds the names of inputs and outputs whose
-    tensor type has no shape at all (their ``shape`` is ``()``, which here
-    does not mean rank 0).
+    tensor type has no shape at all (their ``shape`` is ``None``).
     """
 
     def __init__(self, inputs: list[TensorSpec], outputs: list[TensorSpec], opset: int | None,
@@ -107,7 +105,6 @@ class _Reader:
     def __init__(self, buf: Buffer, where: str):
         self.buf = buf
         self.where = where
-        self.unknown_rank: set[str] = set()
 
     def fail(self, what: str) -> NoReturn:
         hint = ""
@@ -200,8 +197,8 @@ class _Reader:
         if not graph:
             self.fail("it has no graph (ModelProto field 7)")
         inputs, outputs = self.graph(graph)
-        unknown = self.unknown_rank & {s.name for s in inputs + outputs}
-        return OnnxInfo(inputs, outputs, opset, ir_version, frozenset(unknown))
+        unknown = frozenset(s.name for s in inputs + outputs if s.shape is None)
+        return OnnxInfo(inputs, outputs, opset, ir_version, unknown)
 
     def graph(self, spans: Spans) -> tuple[list[TensorSpec], list[TensorSpec]]:
         initializers: set[str] = set()
@@ -249,9 +246,8 @@ class _Reader:
             else:
                 shape.append((x, y))
         dtype = _DTYPES.get(elem, f"onnx-type-{elem}")
-        if not shape:  # no shape field at all, not an empty one
-            self.unknown_rank.add(name)
-            return TensorSpec(name, (), dtype)
+        if not shape:  # no shape field at all, not an empty one: rank unknown
+            return TensorSpec(name, None, dtype)
         dims = [self.dim(x, y) for _, x, y in self.fields(shape, "TensorShapeProto", _SHAPE)]
         return TensorSpec(name, tuple(dims), dtype)
 

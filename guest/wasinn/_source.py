@@ -126,12 +126,6 @@ def _from_parts(parts: list[bytes], encoding: str, label: str) -> Resolved:
         if not parts[0]:
             raise ModelFormatError(f"{label} is empty, not an ONNX model")
         info = _onnx.read(parts[0], label)
-        resolved.inputs, resolved.outputs = (
-            [_any_rank(s, info.unknown_rank) for s in specs] for specs in (info.inputs, info.outputs)
-        )
+        resolved.inputs, resolved.outputs = info.inputs, info.outputs
     return resolved
 
-
-def _any_rank(spec: TensorSpec, unknown: frozenset[str]) -> TensorSpec:
-    # TensorSpec says "rank unknown" with shape None; the ONNX reader lists those names.
-    return TensorSpec(spec.name, None, spec.dtype) if spec.name in unknown else spec

@@ -14,8 +14,11 @@ from ._errors import ValidationError
 Number = Union[int, float, bool]
 Shape = tuple[int, ...]
 
-# wasi-nn dimensions are u32.
+# wasi-nn dimensions are u32, and tensor data a list<u8> (u32 length).
 _MAX_DIM = (1 << 32) - 1
+_MAX_BYTES = (1 << 32) - 1
+# The most axes a tensor may have (numpy's limit too); also bounds recursion.
+MAX_RANK = 64
 
 
 class Tensor:
@@ -65,7 +68,7 @@ class Tensor:
             raw = _encode_numbers(values, dt)
         elif want is not None and own_dtype not in (want, None):
             # A typed buffer of another dtype: convert by value.
-            raw = _dtypes.encode(_dtypes.decode(raw, own_dtype), want)
+            raw = _convert(raw, own_dtype, want)
         itemsize = _dtypes.ITEMSIZE[dt]
         if given_shape is None:
             if own_shape is None:
@@ -104,7 +107,16 @@ class Tensor:
         """
         dims = _check_shape(shape)
         dt = _dtypes.canonical(dtype)
-        return cls._wrap(bytes(math.prod(dims) * _dtypes.ITEMSIZE[dt]), dims, dt)
+        nbytes = math.prod(dims) * _dtypes.ITEMSIZE[dt]
+        if nbytes > _MAX_BYTES:
+            raise ValidationError(
+                f"shape {list(dims)} of {dt} is {nbytes} bytes; a wasi-nn tensor holds at most "
+                f"{_MAX_BYTES} (4 GiB - 1)"
+            )
+        try:
+            return cls._wrap(bytes(nbytes), dims, dt)
+        except MemoryError:
+            raise ValidationError(f"not enough memory for {nbytes} bytes of zeros") from None
 
     # ------------------------------------------------------------ properties
 
@@ -224,10 +236,7 @@ class Tensor:
         dt = _dtypes.canonical(dtype)
         if dt == self._dtype:
             return self
-        values = _dtypes.decode(self._data, self._dtype)
-        if dt not in _dtypes.FLOATS and self._dtype in _dtypes.FLOATS:
-            values = [_float_to_int(v, dt) for v in values]
-        return Tensor._wrap(_dtypes.encode(values, dt), self._shape, dt)
+        return Tensor._wrap(_convert(self._data, self._dtype, dt), self._shape, dt)
 
     # ------------------------------------------------------------ dunder
 
@@ -259,6 +268,8 @@ def _check_shape(shape: Iterable[int]) -> Shape:
         dims = tuple(shape)
     except TypeError:
         raise ValidationError(f"shape must be a sequence of integers, not {shape!r}") from None
+    if len(dims) > MAX_RANK:
+        raise ValidationError(f"a tensor may have at most {MAX_RANK} axes, not {len(dims)}")
     for d in dims:
         if not isinstance(d, int) or isinstance(d, bool) or not 0 <= d <= _MAX_DIM:
             raise ValidationError(
@@ -298,7 +309,7 @@ def _ingest(data: Any, want: str | None) -> tuple[bytes | None, Any, str | None]
         return None, ([data], ()), dtype
     if isinstance(data, (list, tuple)):
         flat: list[Any] = []
-        shape = _flatten(data, flat)
+        shape = _flatten(data, flat, 1)
         if want is not None:
             return None, (flat, shape), want
         if not flat:
@@ -307,9 +318,11 @@ def _ingest(data: Any, want: str | None) -> tuple[bytes | None, Any, str | None]
         # array() find out keeps this at C speed on large lists.
         try:
             return array.array(_dtypes.ARRAY_CODE["i64"], flat).tobytes(), shape, "i64"
-        except TypeError:
+        except (TypeError, ValueError):
             return None, (flat, shape), "f32"
         except OverflowError:
+            if any(isinstance(v, float) for v in flat):
+                return None, (flat, shape), "f32"
             raise ValidationError("an integer does not fit in i64; pass dtype='f64' or smaller values") from None
     raise ValidationError(
         f"cannot make a tensor from {type(data).__name__}; pass bytes, array.array, "
@@ -322,21 +335,27 @@ def _has_buffer(obj: Any) -> bool:
         memoryview(obj)
     except TypeError:
         return False
+    except (ValueError, BufferError) as exc:  # e.g. numpy dtypes with no buffer format
+        raise ValidationError(f"cannot read the buffer of {type(obj).__name__}: {exc}") from None
     return True
 
 
-def _flatten(data: Sequence[Any], out: list[Any]) -> Shape:
+def _flatten(data: Sequence[Any], out: list[Any], depth: int) -> Shape:
     """Append the items of a nested list to ``out``; return its shape.
 
     The innermost items are not checked here: packing them (``_encode_numbers``)
     rejects anything that is not a number.
     """
+    if depth > MAX_RANK:
+        raise ValidationError(
+            f"nested lists deeper than {MAX_RANK} levels (or a list that contains itself)"
+        )
     if not data:
         return (0,)
     if isinstance(data[0], (list, tuple)):
-        inner = _flatten(data[0], out)
+        inner = _flatten(data[0], out, depth + 1)
         for row in data[1:]:
-            if not isinstance(row, (list, tuple)) or _flatten(row, out) != inner:
+            if not isinstance(row, (list, tuple)) or _flatten(row, out, depth + 1) != inner:
                 raise ValidationError(
                     "nested lists are ragged: every row at one depth must have the same length"
                 )
@@ -353,6 +372,18 @@ def _encode_numbers(values: list[Any], dtype: str) -> bytes:
         if dtype in _dtypes.FLOATS or not any(isinstance(v, float) for v in values):
             raise
     return _dtypes.encode([_float_to_int(v, dtype) for v in values], dtype)
+
+
+def _convert(raw: bytes, src: str, dst: str) -> bytes:
+    """``src`` bytes as ``dst`` bytes, value by value, rounding like numpy."""
+    values = _dtypes.decode(raw, src)
+    if dst in _dtypes.FLOATS and src in ("i32", "i64"):
+        bits = _dtypes.SIGNIFICAND[dst]
+        limit = 1 << bits
+        if values and (max(values) > limit or min(values) < -limit):
+            values = [_dtypes.round_int(v, bits) for v in values]  # type: ignore[arg-type]
+        return _dtypes.encode(values, dst)
+    return _encode_numbers(values, dst)
 
 
 def _float_to_int(value: float | int, dtype: str) -> int:
