@@ -10,13 +10,11 @@ The model and data are read from /app (the app folder, mapped by build.sh run).
 from __future__ import annotations
 
 import json
-import sys
 
-from componentize_py_types import Err
 from wit_world import exports
 
 from png import PNGError, read_gray
-from wasinn import Model, Tensor, WasiNNError
+from wasinn import Model, Tensor, run_command
 
 MODEL = "/app/model/digits.xml"
 HELDOUT = "/app/data/heldout.u8"
@@ -63,28 +61,17 @@ def main(args: list[str]) -> int:
     if not args or args[0] in ("-h", "--help"):
         print(__doc__.strip())
         return 0 if args else 2
-    try:
-        with Model.load(MODEL) as model:
-            if args == ["--eval"]:
-                evaluate(model, as_json)
-            else:
-                classify(model, args, as_json)
-    except OSError as exc:
-        print(f"digits: error: cannot read {exc.filename}: {exc.strerror}", file=sys.stderr)
-        return 1
-    except (WasiNNError, PNGError) as exc:
-        print(f"digits: error: {exc}", file=sys.stderr)
-        return 1
+    # Bad files and models raise (OSError, PNGError, WasiNNError): run_command
+    # turns them into one line on stderr and exit status 1.
+    with Model.load(MODEL) as model:
+        if args == ["--eval"]:
+            evaluate(model, as_json)
+        else:
+            classify(model, args, as_json)
     return 0
 
 
 class Run(exports.Run):
     def run(self) -> None:
-        try:
-            code = main(sys.argv[1:])
-        except Exception as exc:  # never let an exception trap the component
-            print(f"digits: internal error: {exc!r}", file=sys.stderr)
-            code = 70
-        if code:
-            raise Err(None)
+        run_command(main, name="digits")
 

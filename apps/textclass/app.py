@@ -16,11 +16,10 @@ import json
 import math
 import sys
 
-from componentize_py_types import Err
 from wit_world import exports
 
 from tokenizer import WordPiece
-from wasinn import Model, Tensor, WasiNNError
+from wasinn import Model, Tensor, print_line, run_command
 
 MODEL_DIR = "/models/minilm"
 DEFAULT_LABELS = "/app/labels.txt"
@@ -59,39 +58,31 @@ def main(args: list[str]) -> int:
     if "--labels" in rest:
         i = rest.index("--labels")
         if i + 1 >= len(rest):
-            print("textclass: error: --labels needs a file", file=sys.stderr)
-            return 2
+            raise ValueError("--labels needs a file")
         labels_path = rest[i + 1]
         del rest[i : i + 2]
     if len(rest) != 1:
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    try:
-        texts = read_lines(rest[0])
-        if not texts:
-            print(f"textclass: error: {rest[0]} has no text (one text per line)", file=sys.stderr)
-            return 1
-        vocab = WordPiece.from_file(f"{MODEL_DIR}/vocab.txt")
-        with Model.load(f"{MODEL_DIR}/model.xml") as model:
-            vectors = [embed(model, vocab, t) for t in texts]
-            if show_embedding:
-                for text, vec in zip(texts, vectors):
-                    if as_json:
-                        print(json.dumps({"text": text, "embedding": vec}))
-                    else:
-                        print(f"{text}\n  [{', '.join(f'{v:.4f}' for v in vec[:8])}, ...] ({len(vec)} dims)")
-                return 0
-            labels = read_lines(labels_path)
-            if not labels:
-                print(f"textclass: error: {labels_path} has no labels (one per line)", file=sys.stderr)
-                return 1
-            label_vectors = [embed(model, vocab, label) for label in labels]
-    except OSError as exc:
-        print(f"textclass: error: cannot read {exc.filename}: {exc.strerror}", file=sys.stderr)
-        return 1
-    except (WasiNNError, UnicodeDecodeError) as exc:
-        print(f"textclass: error: {exc}", file=sys.stderr)
-        return 1
+    # Unreadable or empty files raise (OSError, ValueError and its subclass
+    # UnicodeDecodeError); run_command reports them on one line.
+    texts = read_lines(rest[0])
+    if not texts:
+        raise ValueError(f"{rest[0]} has no text (one text per line)")
+    vocab = WordPiece.from_file(f"{MODEL_DIR}/vocab.txt")
+    with Model.load(f"{MODEL_DIR}/model.xml") as model:
+        vectors = [embed(model, vocab, t) for t in texts]
+        if show_embedding:
+            for text, vec in zip(texts, vectors):
+                if as_json:
+                    print_line(json.dumps({"text": text, "embedding": vec}))
+                else:
+                    print(f"{text}\n  [{', '.join(f'{v:.4f}' for v in vec[:8])}, ...] ({len(vec)} dims)")
+            return 0
+        labels = read_lines(labels_path)
+        if not labels:
+            raise ValueError(f"{labels_path} has no labels (one per line)")
+        label_vectors = [embed(model, vocab, label) for label in labels]
     for text, vec in zip(texts, vectors):
         scores = [sum(a * b for a, b in zip(vec, lv)) for lv in label_vectors]
         ranking = sorted(zip(labels, scores), key=lambda ls: -ls[1])
@@ -105,10 +96,4 @@ def main(args: list[str]) -> int:
 
 class Run(exports.Run):
     def run(self) -> None:
-        try:
-            code = main(sys.argv[1:])
-        except Exception as exc:  # never let an exception trap the component
-            print(f"textclass: internal error: {exc!r}", file=sys.stderr)
-            code = 70
-        if code:
-            raise Err(None)
+        run_command(main, name="textclass")

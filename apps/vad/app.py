@@ -15,24 +15,14 @@ import array
 import json
 import sys
 
-from componentize_py_types import Err
 from wit_world import exports
 
 from segments import CHUNK, speech_segments
-from wav import RATE, AudioError, read_wav
-from wasinn import Model, Tensor, WasiNNError
+from wav import RATE, read_wav
+from wasinn import Model, Tensor, print_line, run_command
 
 MODEL = "/models/silero/silero_vad_openvino_16k.onnx"
 CONTEXT = 64  # samples of the previous chunk the model sees before each new one
-
-
-def emit(line: str) -> None:
-    """Print one line in 4 KiB writes: under wasmtime a single write to
-    stdout of more than 64 KiB is cut short without an error."""
-    for start in range(0, len(line), 4096):
-        sys.stdout.write(line[start : start + 4096])
-        sys.stdout.flush()
-    sys.stdout.write("\n")
 
 
 def chunk_probs(model: Model, samples: array.array) -> list[float]:
@@ -58,25 +48,19 @@ def main(args: list[str]) -> int:
     if len(files) != 1:
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    try:
-        samples = read_wav(files[0])
-        with Model.load(MODEL) as model:
-            probs = chunk_probs(model, samples)
-    except OSError as exc:
-        print(f"vad: error: cannot read {exc.filename}: {exc.strerror}", file=sys.stderr)
-        return 1
-    except (WasiNNError, AudioError) as exc:
-        print(f"vad: error: {exc}", file=sys.stderr)
-        return 1
+    # Bad files raise OSError or AudioError; run_command reports them.
+    samples = read_wav(files[0])
+    with Model.load(MODEL) as model:
+        probs = chunk_probs(model, samples)
     if show_probs:
         if as_json:
-            emit(json.dumps({"chunk": CHUNK, "probs": probs}))
+            print_line(json.dumps({"chunk": CHUNK, "probs": probs}))
         for i, p in enumerate(probs if not as_json else []):
             print(f"{i * CHUNK / RATE:7.3f}s  {p:.4f}")
         return 0
     segments = speech_segments(probs, len(samples))
     if as_json:
-        emit(json.dumps({"samples": len(samples), "segments": segments}))
+        print_line(json.dumps({"samples": len(samples), "segments": segments}))
     elif not segments:
         print("no speech found")
     for start, end in segments if not as_json else []:
@@ -86,10 +70,4 @@ def main(args: list[str]) -> int:
 
 class Run(exports.Run):
     def run(self) -> None:
-        try:
-            code = main(sys.argv[1:])
-        except Exception as exc:  # never let an exception trap the component
-            print(f"vad: internal error: {exc!r}", file=sys.stderr)
-            code = 70
-        if code:
-            raise Err(None)
+        run_command(main, name="vad")

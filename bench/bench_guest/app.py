@@ -27,21 +27,12 @@ from componentize_py_types import Err
 from wit_world import exports
 
 from cases import DIGITS, MINILM, VAD, Inputs, case_inputs, floats
-from wasinn import Model, Tensor, _host, _ir, _onnx, _spec
+from wasinn import Model, Tensor, _host, _ir, _onnx, _spec, print_line
 from wasinn._bindings.imports import graph, tensor
 
 WIT_TYPES = {"f32": tensor.TensorType.FP32, "i64": tensor.TensorType.I64}
 # Where the raw host puts each fed-back output (silero: output, stateN).
 RAW_POSITIONS = {"stateN": "1"}
-
-
-def emit(line: str) -> None:
-    """Print one line in 4 KiB writes: under wasmtime a single write to
-    stdout of more than 64 KiB is cut short without an error."""
-    for start in range(0, len(line), 4096):
-        sys.stdout.write(line[start : start + 4096])
-        sys.stdout.flush()
-    sys.stdout.write("\n")
 
 
 def read(path: str) -> bytes:
@@ -215,13 +206,13 @@ def lib_costs(reps: int) -> dict[str, Any]:
 def main(args: list[str]) -> int:
     mode, case = args[0], args[1]
     if case == "libcosts":
-        emit(json.dumps(lib_costs(int(args[2]))))
+        print_line(json.dumps(lib_costs(int(args[2]))))
         return 0
     if case.startswith("profile:"):
-        emit(json.dumps(profile(case.split(":", 1)[1], int(args[2]))))
+        print_line(json.dumps(profile(case.split(":", 1)[1], int(args[2]))))
         return 0
     n, warmup = int(args[2]), int(args[3])
-    emit(json.dumps(run_both(case, n, warmup)))
+    print_line(json.dumps(run_both(case, n, warmup)))
     return 0
 
 
@@ -230,7 +221,7 @@ class Run(exports.Run):
         try:
             code = main(sys.argv[1:])
         except Exception as exc:  # report, do not trap
-            emit(json.dumps({"error": repr(exc)}))
+            print_line(json.dumps({"error": repr(exc)}))
             code = 1
         if code:
             raise Err(None)

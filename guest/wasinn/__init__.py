@@ -15,6 +15,7 @@ through its own bindings (``wasinn/_bindings``, built from ``wasinn/wit``);
 in plain CPython it imports fine but cannot reach a host.
 """
 
+from ._command import print_line, run_command
 from ._dtypes import DTYPES
 from ._errors import (
     BackendRuntimeError,
@@ -57,4 +58,6 @@ __all__ = [
     "UnsupportedOperationError",
     "ValidationError",
     "WasiNNError",
+    "print_line",
+    "run_command",
 ]
