@@ -119,15 +119,7 @@ class Session(_Resource):
         rename = model._rename
         wrap = Tensor._wrap
         result = {rename.get(host_name, host_name): wrap(data, dims, dtype) for host_name, dims, dtype, data in raw}
-        if wanted is None:
-            return result
-        missing = [w for w in wanted if w not in result]
-        if missing:
-            raise ValidationError(
-                f"unknown output {', '.join(repr(m) for m in missing)}; the model produced: "
-                f"{', '.join(repr(k) for k in result)}"
-            )
-        return {w: result[w] for w in wanted}
+        return result if wanted is None else _pick(result, wanted)
 
     def close(self) -> None:
         """Release the execution context. Safe to call more than once."""
@@ -215,11 +207,7 @@ class StatefulSession(Session):
             state[in_name] = result[out_name]
         if outputs is None:
             return result
-        wanted = _spec.select(outputs, self._model._outputs) or []
-        missing = [w for w in wanted if w not in result]
-        if missing:
-            raise ValidationError(f"unknown output {', '.join(repr(m) for m in missing)}")
-        return {name: result[name] for name in wanted}
+        return _pick(result, _spec.select(outputs, self._model._outputs) or [])
 
 
 class Model(_Resource):
@@ -430,6 +418,18 @@ class Model(_Resource):
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"target={self.target!r}"
         return f"<wasinn.Model {self.name!r} encoding={self.encoding!r} {state}>"
+
+
+def _pick(result: dict[str, Tensor], wanted: list[str]) -> dict[str, Tensor]:
+    """The ``wanted`` outputs in that order. Names were checked against the
+    metadata already; without metadata they are checked here, after the run."""
+    missing = [w for w in wanted if w not in result]
+    if missing:
+        raise ValidationError(
+            f"unknown output {', '.join(repr(m) for m in missing)}; the model produced: "
+            f"{', '.join(repr(k) for k in result)}"
+        )
+    return {w: result[w] for w in wanted}
 
 
 def _targets(target: str | Sequence[str]) -> list[str]:
