@@ -1125,33 +1125,35 @@ def assert_specs(specs: Any) -> None:
         assert all(d is None or (type(d) is int and d >= 0) for d in s.shape or ()), s
 
 
-def read_ir(xml: bytes) -> Any:
-    """IR metadata, or None for ModelFormatError; any other exception fails the example."""
+def read_meta(reader: Any, data: bytes, label: str) -> Any:
+    """``reader(data, label)``'s metadata, or None for ModelFormatError (which
+    must name ``label``); any other exception fails the example."""
     with time_limit():
         try:
-            info = _ir.read(xml, "fuzzed.xml")
+            info = reader(data, label)
         except ModelFormatError as exc:
-            assert "fuzzed.xml" in str(exc), exc
+            assert label in str(exc), exc
             return None
     assert_specs(info.inputs)
     assert_specs(info.outputs)
-    assert type(info.weights_needed) is int and info.weights_needed >= 0
+    return info
+
+
+def read_ir(xml: bytes) -> Any:
+    """IR metadata, or None for ModelFormatError."""
+    info = read_meta(_ir.read, xml, "fuzzed.xml")
+    if info is not None:
+        assert type(info.weights_needed) is int and info.weights_needed >= 0
     return info
 
 
 def read_onnx(data: bytes) -> Any:
-    """ONNX metadata, or None for ModelFormatError; any other exception fails the example."""
-    with time_limit():
-        try:
-            info = _onnx.read(data, "fuzzed.onnx")
-        except ModelFormatError as exc:
-            assert "fuzzed.onnx" in str(exc), exc
-            return None
-    assert_specs(info.inputs)
-    assert_specs(info.outputs)
-    assert info.opset is None or type(info.opset) is int
-    assert info.ir_version is None or type(info.ir_version) is int
-    assert info.unknown_rank <= {s.name for s in info.inputs + info.outputs}
+    """ONNX metadata, or None for ModelFormatError."""
+    info = read_meta(_onnx.read, data, "fuzzed.onnx")
+    if info is not None:
+        assert info.opset is None or type(info.opset) is int
+        assert info.ir_version is None or type(info.ir_version) is int
+        assert info.unknown_rank <= {s.name for s in info.inputs + info.outputs}
     return info
 
 
