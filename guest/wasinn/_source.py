@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Union
 
 from . import _ir, _onnx
 from ._errors import ModelFormatError, ValidationError
