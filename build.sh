@@ -259,6 +259,9 @@ case "$cmd" in
   test)
     setup
     test_tools
+    # Build the apps first: their prepare.py put the models in build/models that
+    # some test modules look for when they are collected (e.g. the tokenizer's).
+    build
     cd "$ROOT"
     exec "$VENV/bin/python" -m pytest "$@"
     ;;
