@@ -40,6 +40,9 @@ Environment:
   WASINN_PRECISION=bf16   let OpenVINO compute in bfloat16 (faster, ~3 significant digits);
                           the default f32 computes in full single precision
   WASMTIME_FLAGS="..."    extra flags for `wasmtime run` (e.g. -S nn-graph=openvino::DIR)
+  WASINN_FREE_IMPORT_BYTES=0
+                          build without tools/free_import_bytes.py's fix for componentize-py
+                          0.25.1 leaking every bytes argument to an import (to see the leak)
 EOF
 }
 
@@ -166,8 +169,10 @@ build_app() {
     "$VENV/bin/python" "$dir/prepare.py" "$BUILD/models" ||
       die "$dir/prepare.py could not prepare $name's models (its message is above)."
   fi
-  # Rebuild only when the app, the library or the WIT changed since the last build.
-  if [ -f "$cwasm" ] && [ -z "$(find "$dir" "$LIB_PARENT/wasinn" "$APP_WIT" -name '*.py' -newer "$cwasm" -o -name '*.wit' -newer "$cwasm" | head -n 1)" ]; then
+  # Rebuild only when the app, the library, the WIT or the patch setting changed
+  # since the last build.
+  local patch="${WASINN_FREE_IMPORT_BYTES:-1}" stamp="$BUILD/$name.patched"
+  if [ -f "$cwasm" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$patch" ] && [ -z "$(find "$dir" "$LIB_PARENT/wasinn" "$APP_WIT" "$ROOT/tools/free_import_bytes.py" -name '*.py' -newer "$cwasm" -o -name '*.wit' -newer "$cwasm" | head -n 1)" ]; then
     echo "build.sh: $name is up to date ($cwasm)" >&2
     return 0
   fi
@@ -175,8 +180,15 @@ build_app() {
   (cd "$dir" && "$VENV/bin/componentize-py" -d "$APP_WIT" -w "$APP_WORLD" componentize \
     -m "wasinn=$LIB_WORLD" -p "$dir" -p "$LIB_PARENT" app -o "$wasm.tmp" >/dev/null) ||
     die "componentize-py could not build $name (its message is above). Check $dir/app.py imports and syntax."
+  # componentize-py 0.25.1 never frees its copy of a bytes argument to an import
+  # (every tensor, every model): queue that copy for freeing like its other lists.
+  if [ "$patch" != 0 ]; then
+    "$VENV/bin/python" "$ROOT/tools/free_import_bytes.py" "$wasm.tmp" ||
+      die "could not patch $name's componentize-py runtime (the reason is above)."
+  fi
   mv "$wasm.tmp" "$wasm"
   "$WASMTIME" compile "$wasm" -o "$cwasm" || die "wasmtime compile failed for $wasm."
+  echo "$patch" >"$stamp"
   echo "build.sh: built $wasm and $cwasm" >&2
 }
 
