@@ -90,8 +90,8 @@ def module_of(component_bytes: bytes, index: int) -> bytes:
 def invoke(module: bytes, tmp_path: Path, *args: int) -> subprocess.CompletedProcess[str]:
     """Call the module's ``wit_dylib_pop_list`` under the real wasmtime CLI.
 
-    The memory import is satisfied by a host-provided one only when the module
-    defines it, so the test turns the import into a definition first.
+    Nothing would provide the stand-in's ``env`` imports there, so its memory
+    becomes a definition first.
     """
     path = tmp_path / "m.wasm"
     path.write_bytes(define_memory(module))
@@ -159,8 +159,10 @@ def test_patching_twice_changes_nothing() -> None:
         (component(runtime_module(), runtime_module()), "found 2"),
         (component(runtime_module(pop_list_type=((I32, I32), (I32,)))), "unexpected signatures"),
         (component(runtime_module())[:-3], "runs past the end"),
+        (component(b"\0asm\x01\x00\x00\x00" + section(7, b"\x01\x00")), "malformed binary"),  # export, no kind
     ],
-    ids=["not-wasm", "core-module", "no-runtime", "two-runtimes", "wrong-signature", "truncated"],
+    ids=["not-wasm", "core-module", "no-runtime", "two-runtimes", "wrong-signature", "truncated",
+         "export-cut-short"],
 )
 def test_refuses_what_it_does_not_recognise(binary: bytes, message: str) -> None:
     with pytest.raises(fib.PatchError, match=message):

@@ -255,7 +255,8 @@ def wrapper_body(pop_list: int, dealloc: int) -> bytes:
 def patch_module(module: bytes) -> bytes | None:
     """The runtime module with the wrapper added, or None if ``module`` is not
     componentize-py's runtime. Raises PatchError if it is the runtime but not
-    shaped as expected, or already patched (callers check ``is_patched`` first).
+    shaped as expected. It would wrap a wrapped module again: callers check
+    ``is_patched`` first.
     """
     sections = split_sections(module)
     by_id = {}
@@ -313,7 +314,15 @@ def is_patched(module: bytes) -> bool:
 def patch_component(component: bytes) -> tuple[bytes, bool]:
     """Return (component, changed). Exactly one top-level core module must be
     componentize-py's runtime; it gets the wrapper unless it already has it.
+    Raises PatchError for anything else, including malformed binaries.
     """
+    try:
+        return _patch_component(component)
+    except (IndexError, UnicodeDecodeError) as err:
+        raise PatchError(f"malformed binary ({err})") from err
+
+
+def _patch_component(component: bytes) -> tuple[bytes, bool]:
     sections = split_sections(component)
     if component[4:8] != b"\x0d\x00\x01\x00":
         raise PatchError("not a component (a core module was given?)")
@@ -354,6 +363,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     output = args.output or args.component
+    if args.version is None:
+        print("free_import_bytes: componentize-py is not installed; pass --componentize-py VERSION",
+              file=sys.stderr)
+        return 1
     if args.version not in LEAKY:
         # A fixed runtime frees the copy itself; adding a second free would corrupt the heap.
         print(
