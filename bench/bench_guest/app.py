@@ -134,8 +134,8 @@ def profile(case: str, n: int) -> dict[str, Any]:
     steps = {
         "raw bindings step": raw,
         "raw step + dimensions() and ty() per output": raw_with_queries,
-        "wasinn host layer (_host.compute)": lambda: _host.compute(ctx, items, "bench", model._expected),
-        "wasinn input checks (_spec.feeds)": lambda: _spec.feeds(feeds, model._inputs),
+        "wasinn host layer (_host.compute)": lambda: _host.compute(ctx, items, "bench"),
+        "wasinn input checks (_spec.feeds)": lambda: _spec.feeds(feeds, model._graph.inputs),
         "wasinn Session.run (all inputs given)": lambda: plain.run(feeds),
     }
     if feedback:

@@ -16,9 +16,13 @@ The tree::
     │   └── ModelFormatError         the model bytes cannot be a model
     └── ClosedError (ValueError)     use of a model or session after close()
 
-Host errors carry ``.code`` (the wasi-nn error-code name, e.g.
-``"runtime-error"``) and ``.host_message`` (the host's own words); guest-side
-errors have ``code = None``.
+Each host error class has ``.code``, the wasi-nn error-code name (e.g.
+``"runtime-error"``), whoever raised it: ``TooLargeError`` is also raised by
+wasinn itself, before a call that the host would refuse (or trap on), and
+still has ``code = "too-large"`` so that one check catches both. Errors that
+come from the host also carry ``.host_message`` (the host's own words; ``None``
+when wasinn raised the error). ``ValidationError``, ``ModelFormatError`` and
+``ClosedError`` are wasinn's own and have ``code = None``.
 """
 
 from __future__ import annotations
@@ -52,8 +56,8 @@ class WasiNNError(Exception):
             print("inference failed:", e, "code:", e.code)
     """
 
-    #: The wasi-nn ``error-code`` name for host errors; ``None`` for errors
-    #: raised by wasinn itself before reaching the host.
+    #: The wasi-nn ``error-code`` name of this kind of error; ``None`` for
+    #: wasinn's own kinds (validation, model format, use after close).
     code: str | None = None
 
     def __init__(self, message: str, *, host_message: str | None = None) -> None:
@@ -99,7 +103,11 @@ class UnsupportedOperationError(WasiNNError):
 
 
 class TooLargeError(WasiNNError):
-    """The model or tensor is too large for the host (wasi-nn ``too-large``)."""
+    """The model or tensor is too large for the host (wasi-nn ``too-large``).
+
+    wasinn raises it itself, before the call, for data over the host's
+    per-call limit (``host_message`` is then ``None``).
+    """
 
     code = "too-large"
 
@@ -184,7 +192,8 @@ def from_host(code: str, host_message: str, action: str, what: str) -> WasiNNErr
 
     ``code`` is the wasi-nn ``error-code`` name, ``host_message`` the host's
     text, ``action`` one of ``"load"``, ``"load-device"`` (loading for a
-    non-CPU target), ``"context"`` or ``"compute"`` (picks the hint), and ``what`` a phrase such as ``"loading model.xml on cpu"``.
+    non-CPU target), ``"context"`` or ``"compute"`` (picks the hint), and
+    ``what`` a phrase such as ``"loading model.xml on cpu"``.
     """
     cls = _BY_CODE.get(code, UnknownError)
     message = f"{what} failed [{code}]: {host_message}"

@@ -2,7 +2,8 @@
 
 Everything above this layer deals in plain Python values (names, shapes,
 dtype strings, ``bytes``, wasinn Tensors) so that it imports and unit-tests in
-normal CPython, where ``tests/fake_host.py`` stands in for this module. Every value
+normal CPython, where the fakes in ``tests/`` stand in for this module
+(``_hostapi.HostLayer`` is the interface both sides implement). Every value
 reaching a binding here has been checked already: a wrong Python type passed
 to a binding aborts the whole component.
 
@@ -13,13 +14,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import NoReturn, cast
 
 from componentize_py_types import Err
 
 from . import _dtypes, _errors
+from ._bindings.imports import errors as _errors_binding
 from ._bindings.imports import graph as _graph
+from ._bindings.imports import inference as _inference
 from ._bindings.imports import tensor as _tensor
+from ._hostapi import Handle, HostOutput
 from ._tensor import Tensor
 
 _DTYPE_TO_WIT = {
@@ -35,7 +39,10 @@ _WIT_TO_DTYPE = {v: k for k, v in _DTYPE_TO_WIT.items()}
 _ENCODINGS = {e.name.lower(): e for e in _graph.GraphEncoding}
 _TARGETS = {t.name.lower(): t for t in _graph.ExecutionTarget}
 
-def _raise(err: Err, action: str, what: str) -> None:  # type: ignore[type-arg]
+# Handles are the bindings' resource objects; the casts below only tell the type
+# checker so (a run-time check per call would cost on every inference).
+
+def _raise(err: Err[_errors_binding.Error], action: str, what: str) -> NoReturn:
     error = err.value
     try:
         code = error.code().name.lower().replace("_", "-")
@@ -45,7 +52,7 @@ def _raise(err: Err, action: str, what: str) -> None:  # type: ignore[type-arg]
     raise _errors.from_host(code, message, action, what) from None
 
 
-def load(builders: list[bytes], encoding: str, target: str, what: str) -> Any:
+def load(builders: list[bytes], encoding: str, target: str, what: str) -> Handle:
     """Load a graph from its parts. ``encoding``/``target`` are WIT case names."""
     try:
         return _graph.load(builders, _ENCODINGS[encoding], _TARGETS[target])
@@ -53,7 +60,7 @@ def load(builders: list[bytes], encoding: str, target: str, what: str) -> Any:
         _raise(err, "load" if target == "cpu" else "load-device", what)
 
 
-def load_by_name(name: str, what: str) -> Any:
+def load_by_name(name: str, what: str) -> Handle:
     """Fetch a graph the host registered under ``name``."""
     try:
         return _graph.load_by_name(name)
@@ -61,54 +68,51 @@ def load_by_name(name: str, what: str) -> Any:
         _raise(err, "load", what)
 
 
-def init_context(graph: Any, what: str) -> Any:
+def init_context(graph: Handle, what: str) -> Handle:
     """A new execution context for ``graph``."""
     try:
-        return graph.init_execution_context()
+        return cast(_graph.Graph, graph).init_execution_context()
     except Err as err:
         _raise(err, "context", what)
 
 
-def compute(
-    ctx: Any,
-    inputs: Sequence[tuple[str, Tensor]],
-    what: str,
-    expected: Sequence[tuple[Sequence[int] | None, str | None, int | None] | None],
-) -> list[tuple[str, Sequence[int], str, bytes]]:
+def compute(ctx: Handle, inputs: Sequence[tuple[str, Tensor]], what: str) -> list[HostOutput]:
     """Run once on checked ``(name, Tensor)`` inputs; return every output as
-    (host name, dims, dtype, bytes).
+    the host describes it.
 
     Fresh host tensors are made for every call because the host takes
-    ownership of (and drops) each tensor it is given. ``expected`` is what
-    the model declares per output position (see
-    ``_spec.expected_outputs``): dims and type are fetched from the host only
-    where the declaration does not settle them, checked by the byte count.
+    ownership of (and drops) each tensor it is given. Each output's shape and
+    type are asked of the host every time: a model's declared output can
+    disagree with what it computes (stale ONNX value_info), and the two extra
+    calls cost a few microseconds per output.
     """
-    named = [(name, _tensor.Tensor(list(t._shape), _DTYPE_TO_WIT[t._dtype], t._data)) for name, t in inputs]
+    named = [
+        (name, _tensor.Tensor(list(t._shape), _DTYPE_TO_WIT[t._dtype], t._data))
+        for name, t in inputs
+    ]
     try:
-        results = ctx.compute(named)
+        results = cast(_inference.GraphExecutionContext, ctx).compute(named)
     except Err as err:
         _raise(err, "compute", what)
-    out: list[tuple[str, Sequence[int], str, bytes]] = []
-    if len(expected) != len(results):
-        expected = [None] * len(results)
-    for (name, t), known in zip(results, expected):
-        try:
+    out: list[HostOutput] = []
+    try:
+        for name, t in results:
+            shape = tuple(t.dimensions())
+            dtype = _WIT_TO_DTYPE[t.ty()]
             data = t.data()
-            if known is None:
-                out.append((name, t.dimensions(), _WIT_TO_DTYPE[t.ty()], data))
-                continue
-            shape, dtype, nbytes = known
-            if nbytes is None or len(data) != nbytes:
-                shape = t.dimensions()
-                if dtype is None or len(data) != math.prod(shape) * _dtypes.ITEMSIZE[dtype]:
-                    dtype = _WIT_TO_DTYPE[t.ty()]
-            out.append((name, shape, dtype, data))  # type: ignore[arg-type]
-        finally:
+            nbytes = math.prod(shape) * _dtypes.ITEMSIZE[dtype]
+            if len(data) != nbytes:
+                raise _errors.BackendRuntimeError(
+                    f"{what}: the host returned output {name!r} as {dtype}{list(shape)}, which is "
+                    f"{nbytes} bytes, but sent {len(data)} bytes"
+                )
+            out.append(HostOutput(name, shape, dtype, data))
+    finally:
+        for _, t in results:
             t.__exit__(None, None, None)
     return out
 
 
-def release(resource: Any) -> None:
+def release(resource: Handle) -> None:
     """Drop a graph or execution context now rather than at garbage collection."""
-    resource.__exit__(None, None, None)
+    cast(_graph.Graph | _inference.GraphExecutionContext, resource).__exit__(None, None, None)

@@ -40,8 +40,8 @@ def check(nbytes: int, what: str) -> None:
     limit = hostcall_limit()
     if nbytes > limit:
         raise TooLargeError(
-            f"{what} is {nbytes / (1 << 20):.1f} MiB, more than the {limit / (1 << 20):.0f} MiB the "
-            "wasmtime host accepts in one call (its hostcall fuel; going over would abort the "
+            f"{what} is {nbytes / (1 << 20):.1f} MiB, more than the {limit / (1 << 20):.0f} MiB "
+            "the wasmtime host accepts in one call (its hostcall fuel; going over would abort the "
             "component). Split the data, or raise both limits: wasmtime run -S "
             f"hostcall-fuel=BYTES --env {_ENV}=BYTES"
         )

@@ -5,31 +5,38 @@ from __future__ import annotations
 import weakref
 from collections.abc import Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _dtypes, _limits, _source, _spec
 from ._errors import ClosedError, InvalidEncodingError, ValidationError, WasiNNError
+from ._hostapi import Handle, HostLayer
 from ._spec import TensorSpec
 from ._tensor import Tensor
 
-try:
-    from . import _host as _component_host
-except ImportError:  # plain CPython: no componentize-py runtime, no wasi-nn
-    _component_host = None
+if TYPE_CHECKING:
+    from typing import Self
 
-_active_host: Any = _component_host
+_active_host: HostLayer | None
+try:
+    from . import _host
+
+    _active_host = _host
+except ImportError:  # plain CPython: no componentize-py runtime, no wasi-nn
+    _active_host = None
 
 TARGETS = ("cpu", "gpu", "tpu")
 # Encodings that end up in OpenVINO on the wasmtime host. OpenVINO has no TPU
 # device and wasmtime aborts the whole process when asked for one.
 _OPENVINO_PATH = frozenset({"openvino", "onnx", "autodetect"})
-_TPU_REASON = "skipped: OpenVINO has no TPU device, and asking the host for one aborts the host process"
+_TPU_REASON = (
+    "skipped: OpenVINO has no TPU device, and asking the host for one aborts the host process"
+)
 
 # Whether the host has a native ONNX backend; learnt from the first ONNX load.
 _onnx_native: bool | None = None
 
 
-def _host() -> Any:
+def _current_host() -> HostLayer:
     if _active_host is None:
         raise WasiNNError(
             "wasi-nn is only reachable inside a WebAssembly component: build the app with "
@@ -38,11 +45,64 @@ def _host() -> Any:
     return _active_host
 
 
-def _use_host(host: Any) -> Any:
+def _use_host(host: HostLayer | None) -> HostLayer | None:
     """Swap the host layer (tests use a fake); returns the previous one."""
     global _active_host, _onnx_native
     previous, _active_host, _onnx_native = _active_host, host, None
     return previous
+
+
+class _Graph:
+    """A loaded graph and what is known about it, shared by a model and its sessions.
+
+    Every session holds its graph, and nothing here points back at a model or
+    a session (sessions are tracked weakly), so plain reference counting
+    frees things in the right order: the last session's context first, then
+    the graph. ``Model.close()`` releases everything at once instead.
+    """
+
+    __slots__ = (
+        "__weakref__", "handle", "host", "name", "inputs", "outputs", "metadata", "rename",
+        "what_run", "sessions",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        handle: Handle,
+        host: HostLayer,
+        name: str,
+        inputs: list[TensorSpec] | None,
+        outputs: list[TensorSpec] | None,
+        metadata: dict[str, str],
+    ) -> None:
+        self.handle: Handle | None = handle
+        # The host that made the handle releases it, even if tests swap hosts.
+        self.host = host
+        self.name = name
+        self.inputs = inputs
+        self.outputs = outputs
+        self.metadata = metadata
+        # The host names outputs "0", "1", ... in the model's output order.
+        self.rename = {str(i): s.name for i, s in enumerate(outputs or ())}
+        self.what_run = f"running {name}"
+        self.sessions: weakref.WeakSet[Session] = weakref.WeakSet()
+
+    def close(self) -> None:
+        """Release every session's context, then the graph."""
+        for session in list(self.sessions):
+            session.close()
+        handle, self.handle = self.handle, None
+        if handle is not None:
+            self.host.release(handle)
+
+    def __del__(self) -> None:
+        # Only reached once no session holds the graph: their contexts are gone.
+        handle, self.handle = self.handle, None
+        if handle is not None:
+            try:
+                self.host.release(handle)
+            except Exception:
+                pass
 
 
 class _Resource:
@@ -63,20 +123,17 @@ class _Resource:
     def close(self) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
 
-    def __enter__(self) -> Any:
+    def __enter__(self) -> Self:
         self._check_open()
         return self
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
 
 
 class Session(_Resource):
@@ -84,7 +141,9 @@ class Session(_Resource):
 
     Sessions of one model can be used in turn (interleaved streams, or a
     stateful model per stream) without disturbing each other. Create them
-    with ``model.session()``; they close with the model.
+    with ``model.session()``. ``model.close()`` closes them all; otherwise a
+    session lives as long as you keep it, even after the model object itself
+    is gone, and its context is released when the last reference goes.
 
     Example::
 
@@ -95,30 +154,32 @@ class Session(_Resource):
     """
 
     _kind = "session"
+    _ctx: Handle | None = None
 
     def __init__(self, model: Model) -> None:
         model._check_open()
-        self._model = model
-        self._ctx = _host().init_context(model._graph, f"starting a session for {model.name}")
+        graph = model._graph
+        self._graph = graph
+        self._ctx = graph.host.init_context(graph.handle, f"starting a session for {graph.name}")
         self._closed = False
-        model._sessions.add(self)
+        graph.sessions.add(self)
 
     def run(self, inputs: Any, *, outputs: Sequence[str] | None = None) -> dict[str, Tensor]:
         """Run the model once; see ``Model.run``."""
-        model = self._model
-        if self._closed or model._closed:
+        graph = self._graph
+        if self._closed:
             self._check_open()
-            model._check_open()
-        feeds = _spec.feeds(inputs, model._inputs)
+        feeds = _spec.feeds(inputs, graph.inputs)
         for name, t in feeds:
             if len(t._data) > _limits.DEFAULT_HOSTCALL_FUEL:
                 _limits.check(len(t._data), f"input {name!r}")
-        wanted = _spec.select(outputs, model._outputs) if outputs is not None else None
-        # A session only exists while a host does, so the host is used directly.
-        raw = _active_host.compute(self._ctx, feeds, model._what_run, model._expected)
-        rename = model._rename
+        wanted = _spec.select(outputs, graph.outputs) if outputs is not None else None
+        raw = graph.host.compute(self._ctx, feeds, graph.what_run)
+        rename = graph.rename
         wrap = Tensor._wrap
-        result = {rename.get(host_name, host_name): wrap(data, dims, dtype) for host_name, dims, dtype, data in raw}
+        result = {
+            rename.get(out.name, out.name): wrap(out.data, out.shape, out.dtype) for out in raw
+        }
         return result if wanted is None else _pick(result, wanted)
 
     def close(self) -> None:
@@ -126,8 +187,16 @@ class Session(_Resource):
         if self._closed:
             return
         self._closed = True
-        _host().release(self._ctx)
-        self._ctx = None
+        ctx, self._ctx = self._ctx, None
+        self._graph.host.release(ctx)
+
+    def __del__(self) -> None:
+        # Runs before this session lets go of its graph, so the context is
+        # always released before the graph it belongs to.
+        try:
+            self.close()
+        except Exception:
+            pass
 
 
 class StatefulSession(Session):
@@ -153,8 +222,9 @@ class StatefulSession(Session):
         self._feedback = dict(feedback)
         if not self._feedback:
             raise ValidationError("stateful() needs at least one output -> input pair")
-        specs = {s.name: s for s in model._inputs} if model._inputs is not None else None
-        out_names = [s.name for s in model._outputs] if model._outputs is not None else None
+        graph = model._graph
+        specs = {s.name: s for s in graph.inputs} if graph.inputs is not None else None
+        out_names = [s.name for s in graph.outputs] if graph.outputs is not None else None
         for out_name, in_name in self._feedback.items():
             if out_names is not None and out_name not in out_names:
                 raise ValidationError(
@@ -169,11 +239,12 @@ class StatefulSession(Session):
         self._initial: dict[str, Tensor] = {}
         for in_name in self._feedback.values():
             given = (initial or {}).get(in_name)
+            spec = specs.get(in_name) if specs is not None else None
+            static = spec.static_shape if spec is not None else None
             if given is not None:
                 self._initial[in_name] = given if isinstance(given, Tensor) else Tensor(given)
-            elif specs is not None and specs[in_name].is_static and specs[in_name].dtype in _dtypes.ITEMSIZE:
-                spec = specs[in_name]
-                self._initial[in_name] = Tensor.zeros(spec.shape, spec.dtype)  # type: ignore[arg-type]
+            elif spec is not None and static is not None and spec.dtype in _dtypes.ITEMSIZE:
+                self._initial[in_name] = Tensor.zeros(static, spec.dtype)
             else:
                 raise ValidationError(
                     f"stateful(): give an initial value for {in_name!r}: its shape or dtype "
@@ -192,9 +263,15 @@ class StatefulSession(Session):
         self._state = dict(self._initial)
 
     def run(self, inputs: Any, *, outputs: Sequence[str] | None = None) -> dict[str, Tensor]:
-        """Run with the kept state added to ``inputs`` (a mapping); update the state."""
+        """Run with the kept state added to ``inputs`` (a mapping); update the state.
+
+        The state changes only when the run succeeds and produced every
+        output named in ``feedback``; otherwise it is left as it was.
+        """
         if type(inputs) is not dict and not isinstance(inputs, Mapping):
-            raise ValidationError("a stateful session takes its inputs as a mapping of name to tensor")
+            raise ValidationError(
+                "a stateful session takes its inputs as a mapping of name to tensor"
+            )
         state = self._state
         if not state.keys().isdisjoint(inputs):
             fed = [name for name in inputs if name in state]
@@ -203,27 +280,46 @@ class StatefulSession(Session):
                 "do not pass it (use reset() or a new stateful session to change it)"
             )
         result = super().run({**inputs, **state})
-        for out_name, in_name in self._feedback.items():
+        feedback = self._feedback
+        if not feedback.keys() <= result.keys():
+            # Only possible without output metadata (a model loaded by name).
+            missing = [name for name in feedback if name not in result]
+            raise ValidationError(
+                f"stateful(): the model produced no output {', '.join(repr(m) for m in missing)} "
+                f"to feed back; its outputs are: {', '.join(repr(k) for k in result)} (the state "
+                "is unchanged)"
+            )
+        for out_name, in_name in feedback.items():
             state[in_name] = result[out_name]
         if outputs is None:
             return result
-        return _pick(result, _spec.select(outputs, self._model._outputs) or [])
+        return _pick(result, _spec.select(outputs, self._graph.outputs) or [])
 
 
 class Model(_Resource):
     """A model loaded into the host, ready to run.
+
+    ``close()`` (or ``with``) releases the graph and every session at once;
+    without it they are released when the last reference to the model and
+    its sessions goes.
 
     Example::
 
         from wasinn import Model
 
         with Model.load("/app/model/digits.xml") as model:
-            print(model.inputs)          # [TensorSpec(name='image', shape=(None, 1, 8, 8), dtype='f32')]
+            print(model.inputs)  # [TensorSpec(name='image', shape=(None, 1, 8, 8), ...)]
             out = model.run({"image": pixels})
             print(out["probs"].topk(3))  # [(7, 0.98), (1, 0.01), (9, 0.004)]
     """
 
     _kind = "model"
+    _graph: _Graph
+    _default: Session
+    name: str
+    encoding: str
+    target: str | None
+    skipped_targets: list[tuple[str, str]]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("create models with Model.load(...) or Model.load_by_name(...)")
@@ -231,28 +327,23 @@ class Model(_Resource):
     @classmethod
     def _create(
         cls,
-        graph: Any,
+        host: HostLayer,
+        handle: Handle,
         name: str,
         encoding: str,
         target: str | None,
         skipped: list[tuple[str, str]],
         inputs: list[TensorSpec] | None,
         outputs: list[TensorSpec] | None,
+        metadata: dict[str, str],
     ) -> Model:
         self = object.__new__(cls)
-        self._graph = graph
+        self._graph = _Graph(handle, host, name, inputs, outputs, metadata)
         self._closed = False
         self.name = name
         self.encoding = encoding
         self.target = target
         self.skipped_targets = skipped
-        self._inputs = inputs
-        self._outputs = outputs
-        # The host names outputs "0", "1", ... in the model's output order.
-        self._rename = {str(i): s.name for i, s in enumerate(outputs or ())}
-        self._expected = _spec.expected_outputs(outputs)
-        self._what_run = f"running {name}"
-        self._sessions: weakref.WeakSet[Session] = weakref.WeakSet()
         try:
             self._default = Session(self)
         except BaseException:
@@ -291,12 +382,12 @@ class Model(_Resource):
 
             model = Model.load("/app/model/digits.xml", target=["gpu", "cpu"])
             model.target           # 'cpu' on a machine without a GPU
-            model.skipped_targets  # [('gpu', 'loading digits.xml on gpu failed [runtime-error]: ...')]
+            model.skipped_targets  # [('gpu', 'loading digits.xml on gpu failed [...]: ...')]
         """
         global _onnx_native
         resolved = _source.resolve(source, encoding)
         _limits.check(sum(len(p) for p in resolved.parts), resolved.label)
-        host = _host()
+        host = _current_host()
         skipped: list[tuple[str, str]] = []
         failure: WasiNNError | None = None
         for tgt in _targets(target):
@@ -322,7 +413,8 @@ class Model(_Resource):
                 failure = exc
                 continue
             return cls._create(
-                graph, resolved.label, sent, tgt, skipped, resolved.inputs, resolved.outputs
+                host, graph, resolved.label, sent, tgt, skipped, resolved.inputs, resolved.outputs,
+                resolved.metadata,
             )
         if failure is None:
             raise ValidationError(
@@ -354,20 +446,41 @@ class Model(_Resource):
         """
         if not isinstance(name, str) or not name:
             raise ValidationError(f"load_by_name needs a non-empty model name, not {name!r}")
-        graph = _host().load_by_name(name, f"loading the host's model {name!r}")
-        return cls._create(graph, name, "by-name", None, [], None, None)
+        host = _current_host()
+        graph = host.load_by_name(name, f"loading the host's model {name!r}")
+        return cls._create(host, graph, name, "by-name", None, [], None, None, {})
 
     # ------------------------------------------------------------ metadata
 
     @property
     def inputs(self) -> list[TensorSpec] | None:
         """The model's inputs in order (``None`` when the model came by name)."""
-        return list(self._inputs) if self._inputs is not None else None
+        inputs = self._graph.inputs
+        return list(inputs) if inputs is not None else None
 
     @property
     def outputs(self) -> list[TensorSpec] | None:
-        """The model's outputs in order (``None`` when the model came by name)."""
-        return list(self._outputs) if self._outputs is not None else None
+        """The model's outputs in order, as the model declares them (``None``
+        when the model came by name).
+
+        A declaration can be wrong (an ONNX file with stale shapes): the
+        tensors ``run`` returns always carry the shape and dtype the host
+        computed, whatever is declared here.
+        """
+        outputs = self._graph.outputs
+        return list(outputs) if outputs is not None else None
+
+    @property
+    def metadata(self) -> dict[str, str]:
+        """The model's own key-value metadata: ONNX ``metadata_props`` or
+        OpenVINO IR ``rt_info``; empty when it has none or came by name.
+
+        Example::
+
+            model = Model.load("/models/rec.onnx")
+            characters = model.metadata["character"].splitlines()
+        """
+        return dict(self._graph.metadata)
 
     # ------------------------------------------------------------ running
 
@@ -410,10 +523,7 @@ class Model(_Resource):
         if self._closed:
             return
         self._closed = True
-        for session in list(self._sessions):
-            session.close()
-        _host().release(self._graph)
-        self._graph = None
+        self._graph.close()
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"target={self.target!r}"

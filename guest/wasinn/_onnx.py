@@ -4,7 +4,8 @@ An ``.onnx`` file is one protobuf ``ModelProto``. This module walks the
 protobuf wire format itself and reads only these fields (numbers as in
 onnx.proto):
 
-* ModelProto: ir_version (1), graph (7), opset_import (8; domain 1, version 2)
+* ModelProto: ir_version (1), graph (7), opset_import (8; domain 1, version 2),
+  metadata_props (14; StringStringEntryProto: key 1, value 2)
 * GraphProto: initializer (5), input (11), output (12), sparse_initializer (15)
 * TensorProto: name (8); SparseTensorProto: values (1), a TensorProto
 * ValueInfoProto: name (1), type (2)
@@ -24,12 +25,20 @@ value gives ``None``. A tensor of rank 0 (a ``shape`` with no dims) gets
 and its name is listed in ``OnnxInfo.unknown_rank`` too. Values that are not plain tensors get
 ``shape=()`` and the dtype ``"sequence"``, ``"map"``, ``"optional"``,
 ``"sparse-tensor"``, ``"opaque"``, or ``"undefined"`` when no type is given.
+
+``metadata_props`` become ``OnnxInfo.metadata``, a dict of strings, as
+onnxruntime's ``get_modelmeta().custom_metadata_map`` gives them: a key
+given twice keeps its last value, and an entry without a key or a value has
+"" there. A key or value that is not UTF-8 is a ModelFormatError (onnx
+declares them ``string``; onnxruntime fails on them too, when asked for
+the map). OpenVINO's own reader files these entries under
+``rt_info["framework"]`` instead, and keeps the first of a repeated key.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import NoReturn, Union
+from typing import NoReturn
 
 from ._errors import ModelFormatError
 from ._spec import Dim, TensorSpec
@@ -49,8 +58,9 @@ _OTHER_KINDS = {4: "sequence", 5: "map", 7: "opaque", 8: "sparse-tensor", 9: "op
 # Wire types: 0 varint, 1 fixed 8 bytes, 2 length-delimited, 5 fixed 4 bytes.
 _VARINT, _LEN = 0, 2
 # The wire type each field we read must have, per message.
-_MODEL = {1: _VARINT, 7: _LEN, 8: _LEN}
+_MODEL = {1: _VARINT, 7: _LEN, 8: _LEN, 14: _LEN}
 _OPSET = {1: _LEN, 2: _VARINT}
+_ENTRY = {1: _LEN, 2: _LEN}
 _GRAPH = {5: _LEN, 11: _LEN, 12: _LEN, 15: _LEN}
 _TENSOR = {8: _LEN}
 _SPARSE = {1: _LEN}
@@ -63,26 +73,39 @@ _DIM = {1: _VARINT, 2: _LEN}
 _U64 = (1 << 64) - 1
 # One message as the byte ranges of all its occurrences (merged in order).
 Spans = list[tuple[int, int]]
-Buffer = Union[bytes, memoryview]
+Buffer = bytes | memoryview
 
 
 class OnnxInfo:
-    """What the ONNX model says: inputs, outputs, and the versions it was written for.
+    """What the ONNX model says: inputs, outputs, versions and metadata.
 
     ``opset`` is the version of the default ("" or "ai.onnx") operator set,
     or ``None`` when the model does not import it; ``ir_version`` is ``None``
     when absent. ``unknown_rank`` holds the names of inputs and outputs whose
     tensor type has no shape at all (their ``shape`` is ``None``).
+    ``metadata`` holds the model's ``metadata_props`` (empty when it has none).
+
+    >>> info = read(open("rec.onnx", "rb").read())  # doctest: +SKIP
+    >>> info.metadata["character"].splitlines()[:3]  # doctest: +SKIP
+    ["'", '疗', '绚']
     """
 
-    def __init__(self, inputs: list[TensorSpec], outputs: list[TensorSpec], opset: int | None,
-                 ir_version: int | None, unknown_rank: frozenset[str] = frozenset()):
+    def __init__(
+        self,
+        inputs: list[TensorSpec],
+        outputs: list[TensorSpec],
+        opset: int | None,
+        ir_version: int | None,
+        unknown_rank: frozenset[str] = frozenset(),
+        metadata: dict[str, str] | None = None,
+    ):
         self.inputs, self.outputs, self.unknown_rank = inputs, outputs, unknown_rank
         self.opset, self.ir_version = opset, ir_version
+        self.metadata: dict[str, str] = {} if metadata is None else metadata
 
 
 def read(data: bytes, where: str = "the model") -> OnnxInfo:
-    """Read an ONNX model's graph inputs (minus initializers) and outputs.
+    """Read an ONNX model's graph inputs (minus initializers), outputs and metadata.
 
     Raises ModelFormatError, naming ``where``, for bytes that are empty,
     truncated, corrupt or not ONNX. ``data`` may be any bytes-like object.
@@ -180,11 +203,15 @@ class _Reader:
         ir_version: int | None = None
         opset: int | None = None
         graph: Spans = []
+        metadata: dict[str, str] = {}
         for field, a, b in self.fields([(0, len(self.buf))], "ModelProto", _MODEL):
             if field == 1:
                 ir_version = _signed(a, 64)
             elif field == 7:
                 graph.append((a, b))
+            elif field == 14:
+                key, value = self.entry(a, b)
+                metadata[key] = value  # a repeated key: the last one wins, as in onnxruntime
             else:
                 domain, version = b"", None
                 for f, x, y in self.fields([(a, b)], "OperatorSetIdProto", _OPSET):
@@ -198,7 +225,21 @@ class _Reader:
             self.fail("it has no graph (ModelProto field 7)")
         inputs, outputs = self.graph(graph)
         unknown = frozenset(s.name for s in inputs + outputs if s.shape is None)
-        return OnnxInfo(inputs, outputs, opset, ir_version, unknown)
+        return OnnxInfo(inputs, outputs, opset, ir_version, unknown, metadata)
+
+    def entry(self, a: int, b: int) -> tuple[str, str]:
+        """One StringStringEntryProto of metadata_props, as (key, value)."""
+        key: tuple[int, int] = (a, a)
+        value: tuple[int, int] = (a, a)
+        for field, x, y in self.fields([(a, b)], "StringStringEntryProto", _ENTRY):
+            if field == 1:
+                key = (x, y)
+            else:
+                value = (x, y)
+        name = self.text(*key, "a metadata_props key")
+        # Naming the key (shortened) says which entry of a long list is broken.
+        shown = name if len(name) <= 40 else name[:37] + "..."
+        return name, self.text(*value, f"the metadata_props value of {shown!r}")
 
     def graph(self, spans: Spans) -> tuple[list[TensorSpec], list[TensorSpec]]:
         initializers: set[str] = set()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Union
 
 from . import _ir, _onnx
@@ -19,13 +19,22 @@ ENCODINGS = ("openvino", "onnx", "tensorflow", "pytorch", "tensorflowlite", "ggm
 
 @dataclass
 class Resolved:
-    """A model ready for the host: parts, encoding and what it declares."""
+    """A model ready for the host: parts, encoding and what it declares.
+
+    ``metadata`` holds the model's own key/value strings: ONNX
+    ``metadata_props`` or IR ``rt_info`` (see ``_onnx`` and ``_ir``); it is
+    empty for formats wasinn does not read.
+
+    >>> resolve("model.onnx", None).metadata  # doctest: +SKIP
+    {'character': "'\\n疗\\n绚..."}
+    """
 
     parts: list[bytes]
     encoding: str
     label: str
     inputs: list[TensorSpec] | None = None
     outputs: list[TensorSpec] | None = None
+    metadata: dict[str, str] = field(default_factory=dict)
 
 
 def resolve(source: Source, encoding: str | None) -> Resolved:
@@ -117,6 +126,7 @@ def _from_parts(parts: list[bytes], encoding: str, label: str) -> Resolved:
                 f"{len(parts[1])} bytes: the .bin is truncated or belongs to another model"
             )
         resolved.inputs, resolved.outputs = info.inputs, info.outputs
+        resolved.metadata = info.metadata
     elif encoding == "openvino" and len(parts) == 1:
         # Not IR: OpenVINO reads other formats (ONNX) from the first part alone.
         parts.append(b"")
@@ -125,7 +135,7 @@ def _from_parts(parts: list[bytes], encoding: str, label: str) -> Resolved:
             raise ValidationError(f"an ONNX model is 1 part; {label} has {len(parts)}")
         if not parts[0]:
             raise ModelFormatError(f"{label} is empty, not an ONNX model")
-        info = _onnx.read(parts[0], label)
-        resolved.inputs, resolved.outputs = info.inputs, info.outputs
+        onnx = _onnx.read(parts[0], label)
+        resolved.inputs, resolved.outputs = onnx.inputs, onnx.outputs
+        resolved.metadata = onnx.metadata
     return resolved
-

@@ -6,13 +6,13 @@ import array
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, cast
 
 from . import _dtypes
 from ._errors import ValidationError
 from ._tensor import Tensor
 
-Dim = Optional[int]
+Dim = int | None
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class TensorSpec:
     """
 
     name: str
-    shape: Optional[tuple[Dim, ...]]
+    shape: tuple[Dim, ...] | None
     dtype: str
 
     def __str__(self) -> str:
@@ -43,12 +43,27 @@ class TensorSpec:
     @property
     def is_static(self) -> bool:
         """True when the rank and every dimension are known."""
-        return self.shape is not None and all(d is not None for d in self.shape)
+        return self.static_shape is not None
+
+    @property
+    def static_shape(self) -> tuple[int, ...] | None:
+        """The shape when the rank and every dimension are known, else ``None``.
+
+        >>> TensorSpec("x", (1, 3), "f32").static_shape
+        (1, 3)
+        >>> TensorSpec("x", (None, 3), "f32").static_shape is None
+        True
+        """
+        if self.shape is None or any(d is None for d in self.shape):
+            return None
+        return cast("tuple[int, ...]", self.shape)
 
 
-_SCALAR_HELP = (
-    "the wasmtime host cannot pass rank-0 tensors (OpenVINO's C API refuses a 0-dim "
-    "shape); give the value shape [1]"
+# Why scalars stop here: the wasmtime host cannot create a rank-0 tensor
+# (OpenVINO's C API refuses a 0-dim shape), and OpenVINO refuses a [1] tensor
+# for a [] input, so a model with a scalar input cannot run at all.
+_NO_SCALARS = (
+    "the wasmtime host cannot pass rank-0 tensors (OpenVINO's C API refuses a 0-dim shape)"
 )
 
 
@@ -82,7 +97,12 @@ def feeds(inputs: Any, specs: Sequence[TensorSpec] | None) -> list[tuple[str, Te
         fast = []
         for spec in specs:
             t = inputs.get(spec.name)
-            if type(t) is not Tensor or t._dtype != spec.dtype or t._shape != spec.shape or not t._shape:
+            if (
+                type(t) is not Tensor
+                or t._dtype != spec.dtype
+                or t._shape != spec.shape
+                or not t._shape
+            ):
                 break
             fast.append((spec.name, t))
         else:
@@ -114,7 +134,7 @@ def feeds(inputs: Any, specs: Sequence[TensorSpec] | None) -> list[tuple[str, Te
                 f"{len(inputs)} inputs given by position, but the model has {len(specs)}: "
                 f"{_names(specs)}"
             )
-        return [(s.name, _as_tensor(s.name, v, s)) for s, v in zip(specs, inputs)]
+        return [(s.name, _as_tensor(s.name, v, s)) for s, v in zip(specs, inputs, strict=False)]
     if len(specs) != 1:
         raise ValidationError(
             f"a single tensor was given, but the model has {len(specs)} inputs: "
@@ -130,8 +150,11 @@ def _as_tensor(name: str, value: Any, spec: TensorSpec | None) -> Tensor:
             f"(it carries {', '.join(_dtypes.DTYPES)}); this model cannot run on this host"
         )
     if spec is not None and spec.shape == ():
-        raise ValidationError(f"input {name!r} is declared as a scalar (shape []), but {_SCALAR_HELP}; "
-                              "re-export the model with a [1] input")
+        raise ValidationError(
+            f"input {name!r} is declared as a scalar (shape []), but {_NO_SCALARS}, and OpenVINO "
+            "refuses a [1] tensor for a scalar input; this model cannot run on this host: "
+            "re-export it with a [1] input"
+        )
     if isinstance(value, Tensor):
         tensor = value
     else:
@@ -140,7 +163,11 @@ def _as_tensor(name: str, value: Any, spec: TensorSpec | None) -> Tensor:
         except ValidationError as exc:
             raise ValidationError(f"input {name!r}: {exc}") from None
     if not tensor.shape:
-        raise ValidationError(f"input {name!r} is a scalar (shape ()), but {_SCALAR_HELP}")
+        raise ValidationError(
+            f"input {name!r} is a scalar (shape ()), but {_NO_SCALARS}; the model wants "
+            f"{_shape_text(spec.shape) if spec is not None else 'a tensor'}: give the value that "
+            "shape (e.g. Tensor([value]) for [1])"
+        )
     if spec is not None:
         _check(name, tensor, spec)
     return tensor
@@ -153,18 +180,19 @@ def _from_tensor_like(value: Any, spec: TensorSpec | None) -> Tensor:
     raw = isinstance(value, (bytes, bytearray)) or (
         isinstance(value, memoryview) and value.format in ("B", "b", "c") and value.ndim == 1
     )
+    static = spec.static_shape
     if raw:
-        if not spec.is_static:
+        if static is None:
             raise ValidationError(
-                f"raw bytes cannot fill the dynamic shape {_shape_text(spec.shape)}; "  # type: ignore[arg-type]
+                f"raw bytes cannot fill the dynamic shape {_shape_text(spec.shape)}; "
                 "pass Tensor(data, shape=..., dtype=...)"
             )
-        return Tensor(value, shape=spec.shape, dtype=spec.dtype)  # type: ignore[arg-type]
+        return Tensor(value, shape=static, dtype=spec.dtype)
     tensor = Tensor(value, dtype=spec.dtype)
     # Flat data (an array.array, a flat list) fills a static shape of the same size.
-    if spec.is_static and tensor.ndim == 1 and len(spec.shape) != 1:  # type: ignore[arg-type]
-        if tensor.size == math.prod(spec.shape):  # type: ignore[arg-type]
-            tensor = tensor.reshape(spec.shape)  # type: ignore[arg-type]
+    if static is not None and tensor.ndim == 1 and len(static) != 1:
+        if tensor.size == math.prod(static):
+            tensor = tensor.reshape(static)
     return tensor
 
 
@@ -183,7 +211,7 @@ def _check(name: str, tensor: Tensor, spec: TensorSpec) -> None:
     if spec.shape is None:
         return
     fits = len(tensor.shape) == len(spec.shape)
-    for want, got in zip(spec.shape, tensor.shape):
+    for want, got in zip(spec.shape, tensor.shape, strict=False):
         if want is not None and want != got:
             fits = False
     if not fits:
@@ -209,26 +237,3 @@ def select(outputs: Sequence[str] | None, specs: Sequence[TensorSpec] | None) ->
                 f"the model's outputs are: {_names(specs)}"
             )
     return wanted
-
-
-def expected_outputs(
-    specs: Sequence[TensorSpec] | None,
-) -> list[tuple[tuple[int, ...] | None, str | None, int | None] | None]:
-    """Per output position, what the model declares: ``(shape, dtype, nbytes)``.
-
-    ``shape`` and ``nbytes`` are None unless the shape is static, ``dtype``
-    is None unless it is a wasi-nn type, and the entry is None when nothing
-    is declared. Each host call costs, so the host layer fetches an output's
-    dims only when its byte count differs from ``nbytes``, and its type only
-    when the byte count disagrees with the dims and the declared dtype:
-    nothing is guessed, everything is checked against the bytes.
-    """
-    out: list[tuple[tuple[int, ...] | None, str | None, int | None] | None] = []
-    for spec in specs or ():
-        dtype = spec.dtype if spec.dtype in _dtypes.ITEMSIZE else None
-        if dtype is not None and spec.is_static:
-            shape = tuple(spec.shape)  # type: ignore[arg-type]
-            out.append((shape, dtype, math.prod(shape) * _dtypes.ITEMSIZE[dtype]))  # type: ignore[arg-type]
-        else:
-            out.append((None, dtype, None) if dtype is not None else None)
-    return out

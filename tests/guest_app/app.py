@@ -27,6 +27,7 @@ The process exits 1 if any step (or the load) raised.
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 from typing import Any
@@ -63,6 +64,7 @@ def describe(model: Model) -> dict[str, Any]:
         "target": model.target,
         "encoding": model.encoding,
         "skipped_targets": model.skipped_targets,
+        "metadata": model.metadata,
     }
 
 
@@ -92,6 +94,18 @@ def soak(spec: dict[str, Any]) -> str:
             if i % every == 0:
                 print(json.dumps({"progress": i}), flush=True)
         model.close()
+    elif spec["kind"] == "cycles-del":  # load -> run -> del, never close(), no collector
+        image = Tensor.zeros((1, 1, 8, 8))
+        gc.disable()  # only reference counting may release the graph and its context
+        try:
+            for i in range(1, count + 1):
+                model = Model.load(spec["path"])
+                model.run({"image": image})
+                del model
+                if i % every == 0:
+                    print(json.dumps({"progress": i}), flush=True)
+        finally:
+            gc.enable()
     else:  # ``count`` cycles of load -> run -> close
         image = Tensor.zeros((1, 1, 8, 8))
         for i in range(1, count + 1):
