@@ -78,7 +78,9 @@ def guest(mode: str, case: str, *args: str) -> dict[str, Any]:
     )
     proc = subprocess.run(cmd, capture_output=True, text=True, env=host_env(), timeout=1800)
     if proc.returncode:
-        raise SystemExit(f"bench: guest {mode} {case} failed:\n{proc.stdout}\n{proc.stderr[-3000:]}")
+        raise SystemExit(
+            f"bench: guest {mode} {case} failed:\n{proc.stdout}\n{proc.stderr[-3000:]}"
+        )
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -98,7 +100,9 @@ def native_openvino(case: str, n: int, warmup: int) -> dict[str, Any]:
     compiled = ov.Core().compile_model(str(native_path(path)), "CPU")
     load = time.perf_counter() - t0
     request = compiled.create_infer_request()
-    feed = {name: np.frombuffer(data, NP_TYPES[dt]).reshape(dims) for name, dims, dt, data in inputs}
+    feed = {
+        name: np.frombuffer(data, NP_TYPES[dt]).reshape(dims) for name, dims, dt, data in inputs
+    }
     names = [o.get_any_name() for o in compiled.outputs]
     times, outs = [], []
     for i in range(warmup + n):
@@ -121,7 +125,9 @@ def native_onnxruntime(case: str, n: int, warmup: int) -> dict[str, Any] | None:
     t0 = time.perf_counter()
     session = ort.InferenceSession(str(native_path(path)), providers=["CPUExecutionProvider"])
     load = time.perf_counter() - t0
-    feed = {name: np.frombuffer(data, NP_TYPES[dt]).reshape(dims) for name, dims, dt, data in inputs}
+    feed = {
+        name: np.frombuffer(data, NP_TYPES[dt]).reshape(dims) for name, dims, dt, data in inputs
+    }
     names = [o.name for o in session.get_outputs()]
     times, outs = [], []
     for i in range(warmup + n):
@@ -153,10 +159,16 @@ def latency(quick: bool) -> list[dict[str, Any]]:
         }
         for way, result in results.items():
             if result is not None:
-                row[way] = {**summary(result["times"]), "load_s": result["load"], "digest": result["digest"]}
+                row[way] = {
+                    **summary(result["times"]),
+                    "load_s": result["load"],
+                    "digest": result["digest"],
+                }
         row["same_outputs"] = row["guest_raw"]["digest"] == row["guest_wasinn"]["digest"]
         row["wasinn_over_raw"] = row["guest_wasinn"]["median_ms"] / row["guest_raw"]["median_ms"]
-        row["wasinn_over_native"] = row["guest_wasinn"]["median_ms"] / row["native_openvino"]["median_ms"]
+        row["wasinn_over_native"] = (
+            row["guest_wasinn"]["median_ms"] / row["native_openvino"]["median_ms"]
+        )
         print(f"bench: {case}: wasinn/raw {row['wasinn_over_raw']:.3f}, "
               f"wasinn/native {row['wasinn_over_native']:.3f}", file=sys.stderr)
         rows.append(row)
@@ -197,7 +209,13 @@ def transfer(quick: bool) -> list[dict[str, Any]]:
 def first_output(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
     """Seconds from spawn to the first line of output, and peak RSS in MB."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=ROOT / "apps" / "digits")
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=ROOT / "apps" / "digits",
+    )
     assert proc.stdout is not None
     line = proc.stdout.readline()
     first = time.perf_counter() - t0
@@ -224,20 +242,36 @@ def startup(quick: bool) -> list[dict[str, Any]]:
                 elif state == "cached":
                     config = Path(tmp) / "cache0.toml"
                 if state == "precompiled":
-                    cmd = wasmtime("--allow-precompiled", *common, str(BUILD / "digits.cwasm"), sample)
+                    cmd = wasmtime(
+                        "--allow-precompiled", *common, str(BUILD / "digits.cwasm"), sample
+                    )
                 else:
-                    cmd = wasmtime("-C", f"cache-config={config}", *common, str(BUILD / "digits.wasm"), sample)
+                    cmd = wasmtime(
+                        "-C", f"cache-config={config}", *common, str(BUILD / "digits.wasm"), sample
+                    )
                 samples.append(first_output(cmd, host_env()))
-            rows.append({"state": state, "first_output_ms": 1000 * statistics.median(s[0] for s in samples),
-                         "peak_rss_mb": max(s[1] for s in samples)})
+            rows.append(
+                {
+                    "state": state,
+                    "first_output_ms": 1000 * statistics.median(s[0] for s in samples),
+                    "peak_rss_mb": max(s[1] for s in samples),
+                }
+            )
         native = (
             "import openvino as ov, numpy as np; c = ov.Core().compile_model("
             f"'{digits / 'model' / 'digits.xml'}', 'CPU'); "
             "print(c(np.zeros((1, 1, 8, 8), np.float32))[c.output('probs')].argmax())"
         )
-        samples = [first_output([sys.executable, "-c", native], dict(os.environ)) for _ in range(reps)]
-        rows.append({"state": "native Python + import openvino + compile", "first_output_ms":
-                     1000 * statistics.median(s[0] for s in samples), "peak_rss_mb": max(s[1] for s in samples)})
+        samples = [
+            first_output([sys.executable, "-c", native], dict(os.environ)) for _ in range(reps)
+        ]
+        rows.append(
+            {
+                "state": "native Python + import openvino + compile",
+                "first_output_ms": 1000 * statistics.median(s[0] for s in samples),
+                "peak_rss_mb": max(s[1] for s in samples),
+            }
+        )
     for row in rows:
         print(f"bench: start-up {row['state']}: {row['first_output_ms']:.0f} ms", file=sys.stderr)
     return rows
@@ -270,12 +304,12 @@ def fmt(cell: dict[str, Any] | None) -> str:
 
 def report(data: dict[str, Any]) -> str:
     m = data["machine"]
+    run = "Quick run (smaller budgets; not for quoting)" if data["quick"] else "Full run"
     lines = [
         "# wasinn benchmark results",
         "",
-        f"{'Quick run (smaller budgets; not for quoting)' if data['quick'] else 'Full run'} on {m['date']}: "
-        f"{m['cpu']}, {m['cores']} cores, bf16 support: {m['bf16']}; Python {m['python']}, OpenVINO "
-        f"{m['openvino']}, inference precision {m['precision']}.",
+        f"{run} on {m['date']}: {m['cpu']}, {m['cores']} cores, bf16 support: {m['bf16']}; "
+        f"Python {m['python']}, OpenVINO {m['openvino']}, inference precision {m['precision']}.",
         "",
         "## Per-inference latency (ms, median / p90)",
         "",
@@ -287,24 +321,38 @@ def report(data: dict[str, Any]) -> str:
              "digits64": "digits CNN, batch 64", "minilm128": "MiniLM, sequence 128"}
     for row in data["latency"]:
         lines.append(
-            f"| {names[row['case']]} | {fmt(row.get('native_openvino'))} | {fmt(row.get('native_onnxruntime'))} "
-            f"| {fmt(row['guest_raw'])} | {fmt(row['guest_wasinn'])} | {row['wasinn_over_raw']:.3f} "
+            f"| {names[row['case']]} | {fmt(row.get('native_openvino'))} "
+            f"| {fmt(row.get('native_onnxruntime'))} | {fmt(row['guest_raw'])} "
+            f"| {fmt(row['guest_wasinn'])} | {row['wasinn_over_raw']:.3f} "
             f"| {row['wasinn_over_native']:.3f} | {'yes' if row['same_outputs'] else 'NO'} |"
         )
-    lines += ["", "Model load (s): " + "; ".join(
-        f"{names[r['case']]}: native {r['native_openvino']['load_s']:.3f}, wasinn {r['guest_wasinn']['load_s']:.3f}"
-        for r in data["latency"])]
-    lines += ["", "## Tensor transfer (guest bytes -> host tensor -> guest bytes, f32 pass-through model)", "",
-              "| size | raw bindings GB/s | wasinn GB/s | native memcpy GB/s |", "|---|---|---|---|"]
+    loads = "; ".join(
+        f"{names[r['case']]}: native {r['native_openvino']['load_s']:.3f}, "
+        f"wasinn {r['guest_wasinn']['load_s']:.3f}"
+        for r in data["latency"]
+    )
+    lines += ["", "Model load (s): " + loads]
+    lines += [
+        "",
+        "## Tensor transfer (guest bytes -> host tensor -> guest bytes, f32 pass-through model)",
+        "",
+        "| size | raw bindings GB/s | wasinn GB/s | native memcpy GB/s |",
+        "|---|---|---|---|",
+    ]
     for row in data["transfer"]:
         size = row["bytes"]
         label = f"{size >> 20} MB" if size >= 1 << 20 else f"{size >> 10} KB"
-        lines.append(f"| {label} | {row['raw_gbs']:.2f} | {row['wasinn_gbs']:.2f} | {row['memcpy_gbs']:.2f} |")
+        lines.append(
+            f"| {label} | {row['raw_gbs']:.2f} | {row['wasinn_gbs']:.2f} "
+            f"| {row['memcpy_gbs']:.2f} |"
+        )
     lines += ["", "GB/s = tensor bytes / round-trip time (the bytes cross the boundary twice).", "",
               "## Start-up to first output (digits app, one image)", "",
               "| state | first output (ms) | peak RSS (MB) |", "|---|---|---|"]
     for row in data["startup"]:
-        lines.append(f"| {row['state']} | {row['first_output_ms']:.0f} | {row['peak_rss_mb']:.0f} |")
+        lines.append(
+            f"| {row['state']} | {row['first_output_ms']:.0f} | {row['peak_rss_mb']:.0f} |"
+        )
     lines += ["", "## Library-side costs inside the guest", "",
               "| operation | ms | MB handled | ms per MB |", "|---|---|---|---|"]
     for name, cost in data["libcosts"].items():
@@ -326,7 +374,8 @@ def targets(data: dict[str, Any]) -> list[tuple[str, float, float, str]]:
     big = [r for r in data["transfer"] if r["bytes"] >= 1 << 20]
     precompiled = next(r for r in data["startup"] if r["state"] == "precompiled")
     return [
-        ("wasinn / raw on the VAD step <= 1.05", TARGETS["overhead_vad"], by_case["vad"]["wasinn_over_raw"], "lower"),
+        ("wasinn / raw on the VAD step <= 1.05", TARGETS["overhead_vad"],
+         by_case["vad"]["wasinn_over_raw"], "lower"),
         ("guest / native OpenVINO on the VAD step <= 1.4", TARGETS["guest_native_vad"],
          by_case["vad"]["wasinn_over_native"], "lower"),
         ("guest / native OpenVINO on MiniLM <= 1.1", TARGETS["guest_native_minilm"],
@@ -359,7 +408,9 @@ def chart(data: dict[str, Any], path: Path) -> None:
     left.set_title("Per-inference latency")
     left.legend(fontsize=8)
     sizes = [r["bytes"] / (1 << 20) for r in data["transfer"]]
-    for key, label in (("raw_gbs", "raw bindings"), ("wasinn_gbs", "wasinn"), ("memcpy_gbs", "native memcpy")):
+    for key, label in (
+        ("raw_gbs", "raw bindings"), ("wasinn_gbs", "wasinn"), ("memcpy_gbs", "native memcpy")
+    ):
         right.plot(sizes, [r[key] for r in data["transfer"]], marker="o", label=label)
     right.axhline(TARGETS["transfer_gbs"], color="grey", linestyle="--", label="target 2 GB/s")
     right.set_xscale("log")

@@ -11,7 +11,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import BUILD_SH
 
 pytestmark = pytest.mark.integration
@@ -27,5 +26,7 @@ def test_quick_benchmark_writes_table_and_chart(tmp_path: Path) -> None:
         assert f"## {heading}" in table
     data = json.loads((tmp_path / "latest.json").read_text())
     assert [row["case"] for row in data["latency"]] == ["vad", "digits1", "digits64", "minilm128"]
-    assert all(row["same_outputs"] for row in data["latency"]), "raw and wasinn must compute the same"
+    assert all(row["same_outputs"] for row in data["latency"]), (
+        "raw and wasinn must compute the same"
+    )
     assert (tmp_path / "latest.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import openvino as ov
 import pytest
-
 from conftest import ROOT, run_component
 
 pytestmark = pytest.mark.integration
@@ -24,10 +23,16 @@ def make_png(width: int, height: int, colour: int, rows: bytes) -> bytes:
     import zlib
 
     def chunk(kind: bytes, body: bytes) -> bytes:
-        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+        crc = struct.pack(">I", zlib.crc32(kind + body))
+        return struct.pack(">I", len(body)) + kind + body + crc
 
     header = struct.pack(">IIBBBBB", width, height, 8, colour, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
 
 
 def native_probs(images: np.ndarray) -> np.ndarray:
@@ -55,9 +60,10 @@ def test_eval_matches_native_openvino(built) -> None:
 def test_samples_match_native_and_their_labels(built) -> None:
     samples = sorted((APP / "samples").glob("*.png"))
     assert len(samples) == 10
-    done = run_component(built["digits"], "--json", *[f"samples/{p.name}" for p in samples], cwd=APP)
+    names = [f"samples/{p.name}" for p in samples]
+    done = run_component(built["digits"], "--json", *names, cwd=APP)
     assert done.code == 0, done.stderr
-    for path, line in zip(samples, done.lines):
+    for path, line in zip(samples, done.lines, strict=True):
         _, _, gray = read_gray(path.read_bytes())
         image = (np.array(gray, np.float32) / 255.0).reshape(1, 1, 8, 8)
         expected = native_probs(image)[0]
@@ -75,7 +81,7 @@ def test_human_output(built) -> None:
 @pytest.mark.parametrize(
     "content,message",
     [
-        (None, "cannot read missing.png"),
+        (None, "cannot open missing.png: No such file or directory"),
         (b"not a png at all", "is not a PNG file"),
         ("truncate", "is truncated"),
         ("big", "is 16x8; the digits model reads 8x8 images"),

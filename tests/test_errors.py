@@ -39,10 +39,14 @@ def test_unknown_code_from_a_newer_host_is_still_a_wasinn_error() -> None:
 
 
 def test_opaque_backend_message_gets_a_hint() -> None:
-    exc = _errors.from_host("runtime-error", "Failed while accessing backend", "compute", "running m")
+    exc = _errors.from_host(
+        "runtime-error", "Failed while accessing backend", "compute", "running m"
+    )
     assert isinstance(exc, wasinn.BackendRuntimeError)
     assert "does not pass on OpenVINO's reason" in str(exc)
-    plain = _errors.from_host("runtime-error", "The backend expects 2 buffers, passed 1", "load", "loading m")
+    plain = _errors.from_host(
+        "runtime-error", "The backend expects 2 buffers, passed 1", "load", "loading m"
+    )
     assert "reason" not in str(plain)
 
 

@@ -14,7 +14,6 @@ import ml_dtypes
 import numpy as np
 import openvino as ov
 import pytest
-
 from models import DTYPES, MATRIX
 
 pytestmark = pytest.mark.integration
@@ -139,8 +138,11 @@ VALIDATION_CASES = {
                     "20 bytes of data do not fill shape [2, 3] of f32"),
     "unknown output": ({"x": tensor(X), "y": tensor(Y)}, ["nope"],
                        "unknown output 'nope'; the model's outputs are: 'prod', 'sum'"),
-    "scalar tensor": ({"x": {"dtype": "f32", "shape": [], "values": [1.0]}, "y": tensor(Y)}, None,
-                      "input 'x' is a scalar (shape ()), but the wasmtime host cannot pass rank-0 tensors"),
+    "scalar tensor": (
+        {"x": {"dtype": "f32", "shape": [], "values": [1.0]}, "y": tensor(Y)},
+        None,
+        "input 'x' is a scalar (shape ()), but the wasmtime host cannot pass rank-0 tensors",
+    ),
 }
 
 
@@ -158,7 +160,8 @@ def test_validation_errors_are_clean_messages(guest, case: str) -> None:
 
 
 def test_scalar_model_input_is_explained(guest) -> None:
-    done = guest({"load": {"path": "scalar.xml"}, "steps": [{"run": {"s": tensor(np.ones(1, np.float32))}}]})
+    done = guest({"load": {"path": "scalar.xml"},
+                  "steps": [{"run": {"s": tensor(np.ones(1, np.float32))}}]})
     assert done.code == 1
     assert "declared as a scalar (shape [])" in done.lines[1]["message"]
 
@@ -176,7 +179,11 @@ def test_same_tensor_twice_and_sessions(guest) -> None:
         ],
     })
     assert done.code == 0, done.stdout + done.stderr
-    sums = [array_of(line["ok"]["sum"]) for line in done.lines if isinstance(line.get("ok"), dict) and "sum" in line["ok"]]
+    sums = [
+        array_of(line["ok"]["sum"])
+        for line in done.lines
+        if isinstance(line.get("ok"), dict) and "sum" in line["ok"]
+    ]
     assert len(sums) == 4
     np.testing.assert_array_equal(sums[0], X + X)
     np.testing.assert_array_equal(sums[1], X + X)
@@ -219,7 +226,8 @@ def test_load_by_name_gives_positional_names(guest, model_dir: Path) -> None:
 def test_onnx_loads_through_openvino(guest, model_dir: Path) -> None:
     a = np.array([[1, 2], [3, 4]], np.float32)
     b = np.array([[0.5, 0.5], [0.5, 0.5]], np.float32)
-    done = guest({"load": {"path": "add_mul.onnx"}, "steps": [{"run": {"a": tensor(a), "b": tensor(b)}}]})
+    done = guest({"load": {"path": "add_mul.onnx"},
+                  "steps": [{"run": {"a": tensor(a), "b": tensor(b)}}]})
     assert done.code == 0, done.stdout + done.stderr
     meta = done.lines[0]["ok"]
     assert meta["encoding"] == "openvino"
@@ -253,8 +261,11 @@ def _mislabelled(path: Path, node: Any, declared: int) -> None:
     save(model, str(path))
 
 
-def test_outputs_are_what_the_host_computed_not_what_the_model_declares(guest, model_dir: Path) -> None:
-    """A stale declaration (right byte count, wrong shape or type) must not relabel the host's answer."""
+def test_outputs_are_what_the_host_computed_not_what_the_model_declares(
+    guest, model_dir: Path
+) -> None:
+    """A stale declaration (right byte count, wrong shape or type) must not relabel
+    the host's answer."""
     import onnxruntime as ort
     from onnx import TensorProto, helper
 
@@ -300,7 +311,8 @@ def test_model_metadata_in_the_guest_matches_the_native_apis(guest, model_dir: P
     assert done.code == 0, done.stdout + done.stderr
     meta = done.lines[0]["ok"]["metadata"]
     rt_info = ov.Core().read_model(model_dir / "rt_info.xml").get_rt_info()
-    assert meta["model_info/mean_values"] == rt_info["model_info"]["mean_values"].astype(str) == "1,2,3"
+    mean_values = rt_info["model_info"]["mean_values"].astype(str)
+    assert meta["model_info/mean_values"] == mean_values == "1,2,3"
     assert meta["a/c/d"] == "deep" and meta["escaped"] == 'needs <escaping> & "quotes"\n\ttoo'
     assert meta["naïve key"] == "ünïcode ✓"
 

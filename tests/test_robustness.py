@@ -56,9 +56,11 @@ BIG = 256 << 20  # bytes
 
 CASES = [
     Case("unknown-input", "inputs", "an input name the model does not have",
-         [{"run": {"x": t(X), "why": t(Y)}}], "ValidationError", "unknown input 'why'; the model's inputs are: 'y', 'x'"),
+         [{"run": {"x": t(X), "why": t(Y)}}], "ValidationError",
+         "unknown input 'why'; the model's inputs are: 'y', 'x'"),
     Case("missing-input", "inputs", "one of two inputs left out",
-         [{"run": {"x": t(X)}}], "ValidationError", "missing input 'y'; the model needs all of: 'y', 'x'"),
+         [{"run": {"x": t(X)}}], "ValidationError",
+         "missing input 'y'; the model needs all of: 'y', 'x'"),
     Case("extra-input", "inputs", "all inputs plus one more",
          [{"run": {"x": t(X), "y": t(Y), "z": t(Y)}}], "ValidationError", "unknown input 'z'"),
     Case("wrong-rank", "inputs", "f32[6] for f32[2, 3]",
@@ -80,9 +82,11 @@ CASES = [
          [{"run": {"v": {"dtype": "f32", "zeros": [0, 4]}}}], None, "scaled: f32[0, 4]",
          after=[{"run": {"v": t(np.ones((1, 4), np.float32))}}], load={"path": "dynamic.xml"}),
     Case("nan-inf", "inputs", "NaN, +Inf and -Inf values: pass through",
-         [{"run": {"x": t(NAN_INF), "y": t(Y)}, "outputs": ["sum"]}], None, "sum: [nan, inf, -inf, 1, 2, 3]"),
+         [{"run": {"x": t(NAN_INF), "y": t(Y)}, "outputs": ["sum"]}], None,
+         "sum: [nan, inf, -inf, 1, 2, 3]"),
     Case("scalar", "inputs", "a rank-0 tensor",
-         [{"run": {"x": {"dtype": "f32", "shape": [], "values": [1.0]}, "y": t(Y)}}], "ValidationError",
+         [{"run": {"x": {"dtype": "f32", "shape": [], "values": [1.0]}, "y": t(Y)}}],
+         "ValidationError",
          "input 'x' is a scalar (shape ()), but the wasmtime host cannot pass rank-0 tensors"),
     Case("unknown-output", "outputs", "outputs=['nope']",
          [{"run": {"x": t(X), "y": t(Y)}, "outputs": ["nope"]}], "ValidationError",
@@ -91,12 +95,14 @@ CASES = [
          [{"load_model": {"path": "two.xml", "target": "tpu"}}], "ValidationError",
          "no usable target: 'tpu' cannot be used with OpenVINO (the host process would abort)"),
     Case("tpu-in-list", "targets", "target=['tpu', 'cpu']: loads on cpu",
-         [{"load_model": {"path": "two.xml", "target": ["tpu", "cpu"]}}], None, "target cpu; skipped tpu"),
+         [{"load_model": {"path": "two.xml", "target": ["tpu", "cpu"]}}], None,
+         "target cpu; skipped tpu"),
     Case("gpu", "targets", "target='gpu' on a machine without a GPU",
          [{"load_model": {"path": "two.xml", "target": "gpu"}}], "BackendRuntimeError",
          "loading two.xml on gpu failed [runtime-error]: Failed while accessing backend"),
     Case("missing-file", "model files", "a path that does not exist",
-         [{"load_model": {"path": "nothing.xml"}}], "FileNotFoundError", "model file not found: nothing.xml"),
+         [{"load_model": {"path": "nothing.xml"}}], "FileNotFoundError",
+         "model file not found: nothing.xml"),
     Case("xml-without-bin", "model files", "an .xml whose .bin is missing",
          [{"load_model": {"path": "lonely.xml"}}], "FileNotFoundError",
          "lonely.xml needs 48 bytes of weights from lonely.bin, which is not beside it"),
@@ -104,13 +110,16 @@ CASES = [
          [{"load_model": {"path": "cut.xml"}}], "ModelFormatError",
          "cut.xml reads 48 bytes of weights, but the weights are 10 bytes: the .bin is truncated"),
     Case("corrupt-xml", "model files", "an .xml that is not well-formed",
-         [{"load_model": {"path": "broken.xml"}}], "ModelFormatError", "broken.xml is not valid OpenVINO IR XML"),
+         [{"load_model": {"path": "broken.xml"}}], "ModelFormatError",
+         "broken.xml is not valid OpenVINO IR XML"),
     Case("corrupt-onnx", "model files", "ONNX bytes with a garbled field",
          [{"load_model": {"path": "garbled.onnx"}}], "ModelFormatError", "garbled.onnx"),
     Case("truncated-onnx", "model files", "ONNX bytes cut in half",
-         [{"load_model": {"path": "half.onnx"}}], "ModelFormatError", "half.onnx is not a readable ONNX model: the bytes are truncated"),
+         [{"load_model": {"path": "half.onnx"}}], "ModelFormatError",
+         "half.onnx is not a readable ONNX model: the bytes are truncated"),
     Case("empty-onnx", "model files", "an empty .onnx file",
-         [{"load_model": {"path": "empty.onnx"}}], "ModelFormatError", "empty.onnx is empty, not an ONNX model"),
+         [{"load_model": {"path": "empty.onnx"}}], "ModelFormatError",
+         "empty.onnx is empty, not an ONNX model"),
     Case("not-a-model", "model files", "a text file",
          [{"load_model": {"path": "notes.txt"}}], "ModelFormatError",
          "cannot tell what kind of model notes.txt is"),
@@ -121,21 +130,27 @@ CASES = [
          [{"close": True}, {"run": {"x": t(X), "y": t(Y)}}], "ClosedError",
          "this model is closed; load the model again to use it", after=RELOAD),
     Case("session-after-close", "lifetimes", "session.run after model.close()",
-         [{"session": 1}, {"close": True}, {"run": {"x": t(X), "y": t(Y)}, "session": 1}], "ClosedError",
+         [{"session": 1}, {"close": True}, {"run": {"x": t(X), "y": t(Y)}, "session": 1}],
+         "ClosedError",
          "this session is closed", after=RELOAD),
-    Case("double-close", "lifetimes", "model.close() twice", [{"close": True}, {"close": True}], None,
+    Case("double-close", "lifetimes", "model.close() twice",
+         [{"close": True}, {"close": True}], None,
          "closed", after=RELOAD),
     Case("tensor-reused", "lifetimes", "one Tensor passed to 500 runs",
          [{"let": "x", "tensor": t(X)},
-          {"repeat": 500, "step": {"run": {"x": "$x", "y": "$x"}, "outputs": ["sum"]}}], None, "sum: [0, 2, 4, 6, 8, 10]"),
-    Case("huge-input", "size", f"a {BIG >> 20} MiB f32 input (wasmtime's default per-call limit is 128 MiB)",
+          {"repeat": 500, "step": {"run": {"x": "$x", "y": "$x"}, "outputs": ["sum"]}}], None,
+         "sum: [0, 2, 4, 6, 8, 10]"),
+    Case("huge-input", "size",
+         f"a {BIG >> 20} MiB f32 input (wasmtime's default per-call limit is 128 MiB)",
          [{"run": {"x": {"dtype": "f32", "zeros": [BIG // 4]}}, "summary": True}], "TooLargeError",
          "input 'x' is 256.0 MiB, more than the 128 MiB the wasmtime host accepts in one call",
          after=[{"run": {"x": t(np.ones(3, np.float32))}}], load={"path": "passthrough.xml"}),
-    Case("huge-input-allowed", "size", f"the same {BIG >> 20} MiB input with both limits raised to 600 MB: runs",
+    Case("huge-input-allowed", "size",
+         f"the same {BIG >> 20} MiB input with both limits raised to 600 MB: runs",
          [{"run": {"x": {"dtype": "f32", "zeros": [BIG // 4]}}, "summary": True}], None,
          f"x: f32[{BIG // 4}], {BIG} bytes", after=[{"run": {"x": t(np.ones(3, np.float32))}}],
-         load={"path": "passthrough.xml"}, flags="-S hostcall-fuel=600000000 --env WASINN_HOSTCALL_FUEL=600000000"),
+         load={"path": "passthrough.xml"},
+         flags="-S hostcall-fuel=600000000 --env WASINN_HOSTCALL_FUEL=600000000"),
 ]
 
 
@@ -155,7 +170,12 @@ def _png(width: int, height: int, colour: int, rows: bytes, crc_ok: bool = True)
         return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", crc)
 
     header = struct.pack(">IIBBBBB", width, height, 8, colour, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
 
 
 def _wav(path: Path, rate: int, channels: int, frames: int) -> None:
@@ -169,13 +189,18 @@ def _wav(path: Path, rate: int, channels: int, frames: int) -> None:
 APP_CASES = [
     AppCase("png-corrupt", "digits", "a PNG whose image data fails its CRC", "corrupt.png",
             "corrupt.png is corrupt: the IDAT chunk fails its CRC check"),
-    AppCase("png-size", "digits", "a 16x8 PNG", "wide.png", "wide.png is 16x8; the digits model reads 8x8 images"),
+    AppCase("png-size", "digits", "a 16x8 PNG", "wide.png",
+            "wide.png is 16x8; the digits model reads 8x8 images"),
     AppCase("png-colour", "digits", "a palette PNG", "palette.png", "palette.png is a palette PNG"),
-    AppCase("png-missing", "digits", "a file that does not exist", "missing.png", "cannot read missing.png"),
-    AppCase("wav-rate", "vad", "an 8 kHz WAV", "rate.wav", "rate.wav is 8000 Hz, 1 channel(s), 16-bit"),
-    AppCase("wav-channels", "vad", "a stereo WAV", "stereo.wav", "stereo.wav is 16000 Hz, 2 channel(s), 16-bit"),
+    AppCase("png-missing", "digits", "a file that does not exist", "missing.png",
+            "cannot open missing.png: No such file or directory"),
+    AppCase("wav-rate", "vad", "an 8 kHz WAV", "rate.wav",
+            "rate.wav is 8000 Hz, 1 channel(s), 16-bit; the VAD needs 16000 Hz mono 16-bit PCM"),
+    AppCase("wav-channels", "vad", "a stereo WAV", "stereo.wav",
+            "stereo.wav is 16000 Hz, 2 channel(s), 16-bit"),
     AppCase("wav-truncated", "vad", "a WAV cut short", "cut.wav", "cut.wav is truncated"),
-    AppCase("text-empty", "textclass", "a text file with no text", "empty.txt", "empty.txt has no text"),
+    AppCase("text-empty", "textclass", "a text file with no text", "empty.txt",
+            "empty.txt has no text"),
 ]
 
 
@@ -204,7 +229,8 @@ def write_case_files(directory: Path) -> None:
 def summarize(result: Any) -> str:
     """A short, stable description of a successful step's result."""
     if isinstance(result, dict) and "target" in result:
-        return f"target {result['target']}; skipped {', '.join(t for t, _ in result['skipped_targets'])}"
+        skipped = ", ".join(t for t, _ in result["skipped_targets"])
+        return f"target {result['target']}; skipped {skipped}"
     if isinstance(result, dict):
         parts = []
         for name, out in result.items():
@@ -261,21 +287,27 @@ def render_doc() -> str:
     lines = [
         "# What wasinn says when something is wrong",
         "",
-        "Generated from the case list in `tests/test_robustness.py` (`python tests/test_robustness.py`);",
-        "`./build.sh test` fails when this file is out of date. Every API case runs in a real component",
-        "under wasmtime with OpenVINO; after each one the same component runs a valid step successfully",
-        "and wasmtime exits normally. \"—\" means the input is accepted and the result is shown instead.",
+        "Generated from the case list in `tests/test_robustness.py` "
+        "(`python tests/test_robustness.py`);",
+        "`./build.sh test` fails when this file is out of date. "
+        "Every API case runs in a real component",
+        "under wasmtime with OpenVINO; after each one the same component "
+        "runs a valid step successfully",
+        "and wasmtime exits normally. "
+        "\"—\" means the input is accepted and the result is shown instead.",
         "",
         "| area | case | exception | message (key part) or result |",
         "|---|---|---|---|",
     ]
     for c in CASES:
-        lines.append(f"| {c.area} | {c.what} | {f'`{c.error}`' if c.error else '—'} | {c.message} |")
+        error = f"`{c.error}`" if c.error else "—"
+        lines.append(f"| {c.area} | {c.what} | {error} | {c.message} |")
     lines += [
         "",
         "## Sample apps",
         "",
-        "Each prints one line on stderr (`APP: error: ...`) and exits with status 1; no Rust panic.",
+        "Each prints one line on stderr (`APP: error: ...`) "
+        "and exits with status 1; no Rust panic.",
         "",
         "| app | case | message (key part) |",
         "|---|---|---|",

@@ -4,8 +4,8 @@ The default test run does a short version (1,000 VAD steps, 50 load-run-close
 cycles, 200 load-run-del cycles); `./build.sh soak` sets WASINN_SOAK=full for
 100,000 steps, 1,000 cycles and 10,000 load-run-del cycles. The load-run-del
 cycles never call close() and turn the cyclic collector off: reference
-counting alone must release each graph and its context. The host's RSS is read from /proc each time the component reports
-progress.
+counting alone must release each graph and its context. The host's RSS is
+read from /proc each time the component reports progress.
 
 Every soak runs twice: through wasinn and through the raw generated bindings
 (the baseline). Both must stay flat: growth from the first report (after
@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import BUILD_SH, ROOT
 
 pytestmark = pytest.mark.integration
@@ -87,36 +86,47 @@ def growth(samples: list[tuple[int, float]]) -> float:
 
 def typical_step(samples: list[tuple[int, float]]) -> float:
     """The median MB gained between two reports: robust to when each was read."""
-    steps = sorted(b[1] - a[1] for a, b in zip(samples, samples[1:]))
+    steps = sorted(b[1] - a[1] for a, b in zip(samples, samples[1:], strict=False))
     return steps[len(steps) // 2]
 
 
 @pytest.fixture(scope="module")
-def soaked(built, tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple[int, float]]]:
+def soaked(
+    built, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, list[tuple[int, float]]]:
     directory = tmp_path_factory.mktemp("soak")
     for part in ("digits.xml", "digits.bin"):
         shutil.copy(ROOT / "apps" / "digits" / "model" / part, directory / part)
     runs = {}
-    for kind, path, count, every in (("vad", VAD, VAD_STEPS, VAD_EVERY), ("vad-raw", VAD, VAD_STEPS, VAD_EVERY),
-                                     ("cycles", "digits.xml", CYCLES, CYCLE_EVERY),
-                                     ("cycles-raw", "digits.xml", CYCLES, CYCLE_EVERY),
-                                     ("cycles-del", "digits.xml", DEL_CYCLES, DEL_EVERY)):
-        runs[kind] = soak(built["guest_app"], directory, {"kind": kind, "path": path, "count": count, "every": every})
+    for kind, path, count, every in (
+        ("vad", VAD, VAD_STEPS, VAD_EVERY),
+        ("vad-raw", VAD, VAD_STEPS, VAD_EVERY),
+        ("cycles", "digits.xml", CYCLES, CYCLE_EVERY),
+        ("cycles-raw", "digits.xml", CYCLES, CYCLE_EVERY),
+        ("cycles-del", "digits.xml", DEL_CYCLES, DEL_EVERY),
+    ):
+        spec = {"kind": kind, "path": path, "count": count, "every": every}
+        runs[kind] = soak(built["guest_app"], directory, spec)
         assert [i for i, _ in runs[kind]] == list(range(every, count + 1, every))
     # The same guest as componentize-py builds it, without build.sh's fix.
     leaky = tmp_path_factory.mktemp("leaky") / "leaky_guest"
     shutil.copytree(ROOT / "tests" / "guest_app", leaky)
     # `run` rebuilds whenever the setting differs from the last build, so it gets it too.
     unpatched = {**os.environ, "WASINN_FREE_IMPORT_BYTES": "0"}
-    subprocess.run([str(BUILD_SH), "build", str(leaky)], check=True, capture_output=True, env=unpatched)
+    subprocess.run(
+        [str(BUILD_SH), "build", str(leaky)], check=True, capture_output=True, env=unpatched
+    )
     # 5,000 steps: the first thousand or so fill free heap the host has already touched.
     runs["vad-unpatched"] = soak(
         leaky, directory, {"kind": "vad", "path": VAD, "count": 5_000, "every": 500}, env=unpatched
     )
     for kind, samples in runs.items():
         first, last = samples[0][1], samples[-1][1]
-        print(f"\nsoak {kind}: host RSS {first:.1f} -> {last:.1f} MB over {samples[-1][0]} iterations "
-              f"({100 * (last - first) / first:+.1f} %): {[round(r) for _, r in samples]}")
+        print(
+            f"\nsoak {kind}: host RSS {first:.1f} -> {last:.1f} MB "
+            f"over {samples[-1][0]} iterations "
+            f"({100 * (last - first) / first:+.1f} %): {[round(r) for _, r in samples]}"
+        )
     return runs
 
 
@@ -140,7 +150,10 @@ def test_unpatched_component_leaks_what_it_sends(soaked) -> None:
     iterations = samples[-1][0] - samples[0][0]
     would_leak = SENT["vad"] * iterations / 2**20
     gained = samples[-1][1] - samples[0][1]
-    print(f"\nsoak vad, unpatched: {gained:+.2f} MB over {iterations} iterations (sent {would_leak:.1f} MB)")
+    print(
+        f"\nsoak vad, unpatched: {gained:+.2f} MB over {iterations} iterations "
+        f"(sent {would_leak:.1f} MB)"
+    )
     assert gained > 0.5 * would_leak, samples
 
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import ROOT, run_component
 
 pytestmark = pytest.mark.integration
@@ -58,12 +57,18 @@ def texts_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_embeddings_match_native(built, texts_file: Path, record_property) -> None:
-    done = run_component(built["textclass"], texts_file.name, "--embed", "--json", cwd=texts_file.parent)
+    done = run_component(
+        built["textclass"], texts_file.name, "--embed", "--json", cwd=texts_file.parent
+    )
     assert done.code == 0, done.stderr
     guest = np.array([line["embedding"] for line in done.lines])
     assert [line["text"] for line in done.lines] == TEXTS
     native = native_embeddings(TEXTS)
-    cosines = (guest * native).sum(axis=1) / np.linalg.norm(guest, axis=1) / np.linalg.norm(native, axis=1)
+    cosines = (
+        (guest * native).sum(axis=1)
+        / np.linalg.norm(guest, axis=1)
+        / np.linalg.norm(native, axis=1)
+    )
     record_property("textclass_min_cosine", float(cosines.min()))
     print(f"\ntextclass: min cosine with native over {len(TEXTS)} texts = {cosines.min():.9f}")
     assert cosines.min() >= 0.9999
@@ -83,7 +88,9 @@ def test_top1_labels_match_native(built, texts_file: Path) -> None:
 def test_human_output_and_custom_labels(built, texts_file: Path) -> None:
     labels = texts_file.parent / "labels.txt"
     labels.write_text("food\nball games\n")
-    done = run_component(built["textclass"], texts_file.name, "--labels", "labels.txt", cwd=texts_file.parent)
+    done = run_component(
+        built["textclass"], texts_file.name, "--labels", "labels.txt", cwd=texts_file.parent
+    )
     assert done.code == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[1].strip().startswith("-> ball games")

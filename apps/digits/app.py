@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 
+from png import PNGError, read_gray
 from wit_world import exports
 
-from png import PNGError, read_gray
 from wasinn import Model, Tensor, run_command
 
 MODEL = "/app/model/digits.xml"
@@ -48,7 +48,7 @@ def evaluate(model: Model, as_json: bool) -> None:
     labels = [records[i * 65 + 64] for i in range(count)]
     batch = Tensor(pixels, shape=(count, 1, SIDE, SIDE), dtype="f32")
     predicted = model.run({"image": batch}, outputs=["probs"])["probs"].argmax(axis=-1)
-    correct = sum(p == t for p, t in zip(predicted, labels))
+    correct = sum(p == t for p, t in zip(predicted, labels, strict=True))
     if as_json:
         print(json.dumps({"count": count, "correct": correct, "predictions": predicted}))
     else:

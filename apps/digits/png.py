@@ -36,7 +36,9 @@ def read_gray(data: bytes, name: str = "image") -> tuple[int, int, list[int]]:
         if len(body) != length or len(crc) != 4:
             raise PNGError(f"{name} is truncated inside its {kind.decode('latin-1')} chunk")
         if struct.unpack(">I", crc)[0] != zlib.crc32(kind + body):
-            raise PNGError(f"{name} is corrupt: the {kind.decode('latin-1')} chunk fails its CRC check")
+            raise PNGError(
+                f"{name} is corrupt: the {kind.decode('latin-1')} chunk fails its CRC check"
+            )
         pos += 12 + length
         if kind == b"IHDR":
             if length != 13:
@@ -74,7 +76,13 @@ def read_gray(data: bytes, name: str = "image") -> tuple[int, int, list[int]]:
         gray = [row[x * channels] for row in rows for x in range(width)]
     else:
         gray = [
-            (299 * row[x * channels] + 587 * row[x * channels + 1] + 114 * row[x * channels + 2] + 500) // 1000
+            (
+                299 * row[x * channels]
+                + 587 * row[x * channels + 1]
+                + 114 * row[x * channels + 2]
+                + 500
+            )
+            // 1000
             for row in rows
             for x in range(width)
         ]

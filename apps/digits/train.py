@@ -56,11 +56,17 @@ def png_gray8(pixels: np.ndarray) -> bytes:
     height, width = pixels.shape
 
     def chunk(kind: bytes, body: bytes) -> bytes:
-        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+        crc = struct.pack(">I", zlib.crc32(kind + body))
+        return struct.pack(">I", len(body)) + kind + body + crc
 
     header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
     rows = b"".join(b"\x00" + bytes(row) for row in pixels.astype(np.uint8))
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows, 9)) + chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows, 9))
+        + chunk(b"IEND", b"")
+    )
 
 
 def main() -> None:
@@ -71,12 +77,15 @@ def main() -> None:
     x_train, x_test, y_train, y_test = train_test_split(
         x, y, test_size=0.2, random_state=SEED, stratify=y
     )
-    to_input = lambda a: torch.tensor(a / 16.0, dtype=torch.float32).reshape(-1, 1, 8, 8)  # noqa: E731
+
+    def to_input(a: np.ndarray) -> torch.Tensor:
+        return torch.tensor(a / 16.0, dtype=torch.float32).reshape(-1, 1, 8, 8)
+
     xt, yt = to_input(x_train), torch.tensor(y_train)
     model = DigitsCNN()
     opt = torch.optim.Adam(model.parameters(), lr=2e-3)
     gen = torch.Generator().manual_seed(SEED)
-    for epoch in range(30):
+    for _epoch in range(30):
         model.train()
         order = torch.randperm(len(xt), generator=gen)
         for start in range(0, len(xt), 64):

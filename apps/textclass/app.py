@@ -16,9 +16,9 @@ import json
 import math
 import sys
 
+from tokenizer import WordPiece
 from wit_world import exports
 
-from tokenizer import WordPiece
 from wasinn import Model, Tensor, print_line, run_command
 
 MODEL_DIR = "/models/minilm"
@@ -73,19 +73,20 @@ def main(args: list[str]) -> int:
     with Model.load(f"{MODEL_DIR}/model.xml") as model:
         vectors = [embed(model, vocab, t) for t in texts]
         if show_embedding:
-            for text, vec in zip(texts, vectors):
+            for text, vec in zip(texts, vectors, strict=True):
                 if as_json:
                     print_line(json.dumps({"text": text, "embedding": vec}))
                 else:
-                    print(f"{text}\n  [{', '.join(f'{v:.4f}' for v in vec[:8])}, ...] ({len(vec)} dims)")
+                    head = ", ".join(f"{v:.4f}" for v in vec[:8])
+                    print(f"{text}\n  [{head}, ...] ({len(vec)} dims)")
             return 0
         labels = read_lines(labels_path)
         if not labels:
             raise ValueError(f"{labels_path} has no labels (one per line)")
         label_vectors = [embed(model, vocab, label) for label in labels]
-    for text, vec in zip(texts, vectors):
-        scores = [sum(a * b for a, b in zip(vec, lv)) for lv in label_vectors]
-        ranking = sorted(zip(labels, scores), key=lambda ls: -ls[1])
+    for text, vec in zip(texts, vectors, strict=True):
+        scores = [sum(a * b for a, b in zip(vec, lv, strict=True)) for lv in label_vectors]
+        ranking = sorted(zip(labels, scores, strict=True), key=lambda ls: -ls[1])
         if as_json:
             print(json.dumps({"text": text, "ranking": ranking}))
         else:

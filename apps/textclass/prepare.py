@@ -49,7 +49,7 @@ def convert(hf: Path, out: Path) -> None:
         example_input=example,
         input=[(name, dynamic, ov.Type.i64) for name in example],
     )
-    for port, name in zip(ov_model.outputs, ("last_hidden_state", "pooler_output")):
+    for port, name in zip(ov_model.outputs, ("last_hidden_state", "pooler_output"), strict=True):
         port.get_tensor().set_names({name})
     ov.save_model(ov_model, out / "model.xml", compress_to_fp16=False)
 

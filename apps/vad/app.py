@@ -15,17 +15,17 @@ import array
 import json
 import sys
 
-from wit_world import exports
-
 from segments import CHUNK, speech_segments
 from wav import RATE, read_wav
+from wit_world import exports
+
 from wasinn import Model, Tensor, print_line, run_command
 
 MODEL = "/models/silero/silero_vad_openvino_16k.onnx"
 CONTEXT = 64  # samples of the previous chunk the model sees before each new one
 
 
-def chunk_probs(model: Model, samples: array.array) -> list[float]:
+def chunk_probs(model: Model, samples: array.array[float]) -> list[float]:
     """One speech probability per CHUNK samples; the recurrent state flows through."""
     vad = model.stateful({"stateN": "state"})
     padded = samples + array.array("f", bytes(4 * (-len(samples) % CHUNK)))
@@ -35,7 +35,9 @@ def chunk_probs(model: Model, samples: array.array) -> list[float]:
     probs = []
     for start in range(0, len(audio), step):
         window = context + audio[start : start + step]
-        out = vad.run({"input": Tensor(window, shape=(1, CONTEXT + CHUNK), dtype="f32")}, outputs=["output"])
+        out = vad.run(
+            {"input": Tensor(window, shape=(1, CONTEXT + CHUNK), dtype="f32")}, outputs=["output"]
+        )
         probs.append(out["output"].item())
         context = window[-4 * CONTEXT :]
     return probs

@@ -23,10 +23,10 @@ import sys
 import time
 from typing import Any
 
+from cases import DIGITS, MINILM, VAD, Inputs, case_inputs, floats
 from componentize_py_types import Err
 from wit_world import exports
 
-from cases import DIGITS, MINILM, VAD, Inputs, case_inputs, floats
 from wasinn import Model, Tensor, _host, _ir, _onnx, _spec, print_line
 from wasinn._bindings.imports import graph, tensor
 
@@ -40,7 +40,9 @@ def read(path: str) -> bytes:
         return f.read()
 
 
-def raw_step(path: str, inputs: Inputs, feedback: dict[str, str], shared: Any = None) -> tuple[float, Any]:
+def raw_step(
+    path: str, inputs: Inputs, feedback: dict[str, str], shared: Any = None
+) -> tuple[float, Any]:
     """Load with the raw bindings; return the load time and a step function.
 
     With ``shared`` (an execution context) the steps run on it instead of the
@@ -99,7 +101,8 @@ def run_both(case: str, n: int, warmup: int) -> dict[str, Any]:
     times: dict[str, list[float]] = {"raw": [], "wasinn": []}
     last: dict[str, list[bytes]] = {}
     for i in range(warmup + n):
-        for name, fn in (("raw", raw), ("wasinn", lib)) if i % 2 else (("wasinn", lib), ("raw", raw)):
+        order = (("raw", raw), ("wasinn", lib)) if i % 2 else (("wasinn", lib), ("raw", raw))
+        for name, fn in order:
             t0 = time.perf_counter()
             last[name] = fn()
             elapsed = time.perf_counter() - t0
@@ -150,7 +153,9 @@ def profile(case: str, n: int) -> dict[str, Any]:
             t0 = time.perf_counter()
             steps[name]()
             times[name].append(time.perf_counter() - t0)
-    return {"profile": {k: 1e6 * sorted(v[n // 10 :])[len(v[n // 10 :]) // 2] for k, v in times.items()}}
+    return {
+        "profile": {k: 1e6 * sorted(v[n // 10 :])[len(v[n // 10 :]) // 2] for k, v in times.items()}
+    }
 
 
 def digest(outputs: list[bytes]) -> str:
@@ -190,21 +195,34 @@ def lib_costs(reps: int) -> dict[str, Any]:
     put("Tensor.tolist() f32", timed(t.tolist, reps), len(raw))
     put("Tensor.topk(5) f32", timed(lambda: t.topk(5), reps), len(raw))
     put("Tensor.argmax() f32", timed(t.argmax, reps), len(raw))
-    put("Tensor(list, f16) encode", timed(lambda: Tensor(values[: n // 4], dtype="f16"), reps), len(raw) // 8)
-    put("Tensor(list, bf16) encode", timed(lambda: Tensor(values[: n // 4], dtype="bf16"), reps), len(raw) // 8)
+    put(
+        "Tensor(list, f16) encode",
+        timed(lambda: Tensor(values[: n // 4], dtype="f16"), reps),
+        len(raw) // 8,
+    )
+    put(
+        "Tensor(list, bf16) encode",
+        timed(lambda: Tensor(values[: n // 4], dtype="bf16"), reps),
+        len(raw) // 8,
+    )
+    loads = max(3, reps // 4)
     for label, path in (("IR digits", DIGITS), ("IR MiniLM", MINILM)):
         xml = read(path)
-        put(f"metadata: {label} .xml", timed(lambda: _ir.read(xml), reps), len(xml))
-        put(f"Model.load: {label}", timed(lambda: Model.load(path).close(), max(3, reps // 4)),
-            len(xml) + len(read(path[:-4] + ".bin")))
+        put(f"metadata: {label} .xml", timed(lambda xml=xml: _ir.read(xml), reps), len(xml))
+        put(
+            f"Model.load: {label}",
+            timed(lambda path=path: Model.load(path).close(), loads),
+            len(xml) + len(read(path[:-4] + ".bin")),
+        )
     onnx = read(VAD)
     put("metadata: ONNX silero", timed(lambda: _onnx.read(onnx), reps), len(onnx))
-    put("Model.load: ONNX silero", timed(lambda: Model.load(VAD).close(), max(3, reps // 4)), len(onnx))
+    put("Model.load: ONNX silero", timed(lambda: Model.load(VAD).close(), loads), len(onnx))
     return {"costs": results}
 
 
 def main(args: list[str]) -> int:
-    mode, case = args[0], args[1]
+    # args[0] ("both" or "wasinn", see the usage above) only labels the call: CASE picks the work.
+    case = args[1]
     if case == "libcosts":
         print_line(json.dumps(lib_costs(int(args[2]))))
         return 0

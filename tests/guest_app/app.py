@@ -136,7 +136,10 @@ def soak_raw(spec: dict[str, Any]) -> str:
         ctx = g.init_execution_context()
         chunk, state = bytes(4 * 576), bytes(4 * 256)
         for i in range(1, count + 1):
-            named = [("input", tensor.Tensor([1, 576], fp32, chunk)), ("state", tensor.Tensor([2, 1, 128], fp32, state))]
+            named = [
+                ("input", tensor.Tensor([1, 576], fp32, chunk)),
+                ("state", tensor.Tensor([2, 1, 128], fp32, state)),
+            ]
             for name, t in ctx.compute(named):
                 data = t.data()
                 if name == "1":
@@ -161,7 +164,9 @@ def soak_raw(spec: dict[str, Any]) -> str:
     return "done"
 
 
-def step(model: Model, st: dict[str, Any], lets: dict[str, Tensor], sessions: dict[str, Session]) -> Any:
+def step(
+    model: Model, st: dict[str, Any], lets: dict[str, Tensor], sessions: dict[str, Session]
+) -> Any:
     if "soak" in st:
         return soak(st["soak"])
     if "repeat" in st:
@@ -183,7 +188,10 @@ def step(model: Model, st: dict[str, Any], lets: dict[str, Tensor], sessions: di
             feed = make_tensor(inputs, lets)
         out = target.run(feed, outputs=st.get("outputs"))
         if st.get("summary"):
-            return {name: {"dtype": t.dtype, "shape": list(t.shape), "nbytes": t.nbytes} for name, t in out.items()}
+            return {
+                name: {"dtype": t.dtype, "shape": list(t.shape), "nbytes": t.nbytes}
+                for name, t in out.items()
+            }
         return {
             name: {"dtype": t.dtype, "shape": list(t.shape), "hex": t.tobytes().hex()}
             for name, t in out.items()
@@ -203,7 +211,8 @@ def step(model: Model, st: dict[str, Any], lets: dict[str, Tensor], sessions: di
 
 
 def report(exc: Exception) -> None:
-    print(json.dumps({"error": type(exc).__name__, "message": str(exc), "code": getattr(exc, "code", None)}))
+    code = getattr(exc, "code", None)
+    print(json.dumps({"error": type(exc).__name__, "message": str(exc), "code": code}))
 
 
 def main(args: list[str]) -> int:
