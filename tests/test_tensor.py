@@ -373,18 +373,18 @@ def test_top_byte_shortcut_and_its_fallback_match_numpy(
     name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Most values of an output share a few top bytes; the largest ones' is usually rare."""
-    from wasinn import _tensor
+    from wasinn import _search
 
     values, dtype, decided = TOP_BYTE_CASES[name]
     decisions: list[bool] = []
-    real = _tensor._top_candidates
+    real = _search._top_candidates
 
     def spy(*args: Any) -> list[int] | None:
         found = real(*args)
         decisions.append(found is not None)
         return found
 
-    monkeypatch.setattr(_tensor, "_top_candidates", spy)
+    monkeypatch.setattr(_search, "_top_candidates", spy)
     t = _tensor_of(values, dtype)
     arr = _numpy(t)
     assert t.argmax() == int(np.argmax(arr))
