@@ -10,13 +10,15 @@ above it never imports the bindings.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from ._tensor import Tensor
 
 #: A graph or execution-context resource of the host. Only the host layer
-#: looks inside; everything else passes it back unchanged.
-Handle = object
+#: looks inside; everything else passes it back unchanged. (``Any`` rather
+#: than ``object`` so that the host layer calls the bindings' methods on it
+#: without a cast per call.)
+Handle = Any
 
 
 class HostOutput(NamedTuple):

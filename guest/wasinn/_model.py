@@ -177,8 +177,9 @@ class Session(_Resource):
         raw = graph.host.compute(self._ctx, feeds, graph.what_run)
         rename = graph.rename
         wrap = Tensor._wrap
+        # Unpacking is cheaper than the NamedTuple's attribute access, per output.
         result = {
-            rename.get(out.name, out.name): wrap(out.data, out.shape, out.dtype) for out in raw
+            rename.get(name, name): wrap(data, shape, dtype) for name, shape, dtype, data in raw
         }
         return result if wanted is None else _pick(result, wanted)
 
