@@ -38,6 +38,21 @@ from wasinn._tensor import Tensor
 OPAQUE = "Failed while accessing backend"
 
 
+def refuse_like_wasmtime(builders: list[bytes], encoding: str, target: str, what: str) -> None:
+    """Fail a load as the wasmtime CLI's OpenVINO backend does before reading
+    the model: only the ``openvino`` encoding, exactly two parts, no GPU."""
+    if encoding != "openvino":
+        raise _errors.from_host(
+            "invalid-encoding", "unable to find a backend for this encoding", "load", what
+        )
+    if len(builders) != 2:
+        raise _errors.from_host(
+            "runtime-error", f"The backend expects 2 buffers, passed {len(builders)}", "load", what
+        )
+    if target == "gpu":
+        raise _errors.from_host("runtime-error", OPAQUE, "load-device", what)
+
+
 class FakeHandle:
     """A graph or an execution context of the fake host."""
 
@@ -105,19 +120,7 @@ class FakeHost:
         self.calls.append(("load", encoding, target, len(builders)))
         assert target != "tpu", "target tpu reached an OpenVINO host: the real host would abort"
         self._maybe_fail("load", what)
-        if encoding != "openvino":
-            raise _errors.from_host(
-                "invalid-encoding", "unable to find a backend for this encoding", "load", what
-            )
-        if len(builders) != 2:
-            raise _errors.from_host(
-                "runtime-error",
-                f"The backend expects 2 buffers, passed {len(builders)}",
-                "load",
-                what,
-            )
-        if target == "gpu":
-            raise _errors.from_host("runtime-error", OPAQUE, "load-device", what)
+        refuse_like_wasmtime(builders, encoding, target, what)
         model = self._by_bytes.get(builders[0])
         readable = model is not None and model.builders[1] == builders[1]
         if model is None or not readable or any(p.shape is None for p in model.inputs):

@@ -431,6 +431,26 @@ def assert_specs(specs: Any) -> None:
         assert all(d is None or (type(d) is int and d >= 0) for d in s.shape or ()), s
 
 
+def edit_chunks(chunks: list[list[Any]], op: tuple[Any, ...], i: int) -> bool:
+    """The chunk-list edits that the PNG and WAV mutators share, on chunk ``i``
+    of ``[id, body, stored size or CRC]`` lists: ``drop``, ``dup``, ``swap``
+    (with the next) and ``body`` (a byte op on the body). False when ``op``
+    is none of these, for the caller's own kinds."""
+    kind = op[0]
+    if kind == "drop":
+        del chunks[i]
+    elif kind == "dup":
+        chunks.insert(i, list(chunks[i]))
+    elif kind == "swap":
+        if i + 1 < len(chunks):
+            chunks[i], chunks[i + 1] = chunks[i + 1], chunks[i]
+    elif kind == "body":
+        chunks[i][1] = mutate(chunks[i][1], [op[2]], (chunks[i][1],))
+    else:
+        return False
+    return True
+
+
 def read_meta(reader: Any, data: bytes, label: str) -> Any:
     """``reader(data, label)``'s metadata, or None for ModelFormatError (which
     must name ``label``); any other exception fails the example."""

@@ -16,12 +16,12 @@ from typing import Any
 
 import numpy as np
 import openvino as ov
+from fake_host import OPAQUE, refuse_like_wasmtime
 
 from wasinn import _errors
 from wasinn._hostapi import Handle, HostOutput
 from wasinn._tensor import Tensor
 
-OPAQUE = "Failed while accessing backend"
 NP_DTYPES = {
     "f16": np.float16, "f32": np.float32, "f64": np.float64, "u8": np.uint8,
     "i32": np.int32, "i64": np.int64,
@@ -69,19 +69,7 @@ class OVHost:
         assert all(type(b) is bytes for b in builders), "the binding takes bytes only"
         self.calls.append(("load", encoding, target, len(builders)))
         assert target != "tpu", "target tpu reached an OpenVINO host: the real host would abort"
-        if encoding != "openvino":
-            raise _errors.from_host(
-                "invalid-encoding", "unable to find a backend for this encoding", "load", what
-            )
-        if len(builders) != 2:
-            raise _errors.from_host(
-                "runtime-error",
-                f"The backend expects 2 buffers, passed {len(builders)}",
-                "load",
-                what,
-            )
-        if target == "gpu":
-            raise _errors.from_host("runtime-error", OPAQUE, "load-device", what)
+        refuse_like_wasmtime(builders, encoding, target, what)
         try:
             weights = (
                 ov.Tensor(np.frombuffer(builders[1], np.uint8).copy())

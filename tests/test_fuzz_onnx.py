@@ -30,6 +30,7 @@ from fuzzing import (
 from hypothesis import example, given
 from hypothesis import strategies as st
 from test_onnx_meta import onnx_meta  # the ONNX oracle the shipped models are checked with
+from toy_models import varint as toy_varint
 
 from wasinn import ModelFormatError, TensorSpec, _onnx
 
@@ -146,13 +147,8 @@ def pb_parse(buf: bytes, kind: str) -> list[list[Any]] | None:
 
 
 def varint(n: int) -> bytes:
-    n &= (1 << 80) - 1  # negatives as two's complement; values past 64 bits stay long
-    out = bytearray()
-    while True:
-        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
-        n >>= 7
-        if not n:
-            return bytes(out)
+    """Negatives as two's complement; values past 64 bits stay long."""
+    return toy_varint(n, bits=80)
 
 
 def pb_write(nodes: list[list[Any]]) -> bytes:

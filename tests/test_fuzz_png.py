@@ -18,7 +18,7 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
-from fuzzing import BYTE_OPS, FUZZ, ROOT, Ops, mutate, ran, time_limit
+from fuzzing import BYTE_OPS, FUZZ, ROOT, Ops, edit_chunks, mutate, ran, time_limit
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -230,18 +230,10 @@ def mutate_png(data: bytes, ops: Ops) -> bytes:
             first = next((j for j, c in enumerate(chunks) if c[0] == b"IDAT"), len(chunks))
             chunks = [c for c in chunks if c[0] != b"IDAT"]
             chunks.insert(first, [b"IDAT", packed, None])
-        elif not chunks:
+        elif not chunks or edit_chunks(chunks, op, i):
             continue
-        elif kind == "drop":
-            del chunks[i]
-        elif kind == "dup":
-            chunks.insert(i, list(chunks[i]))
-        elif kind == "swap" and i + 1 < len(chunks):
-            chunks[i], chunks[i + 1] = chunks[i + 1], chunks[i]
         elif kind == "insert":
             chunks.insert(i, [op[2], op[3], None])
-        elif kind == "body":
-            chunks[i][1] = mutate(chunks[i][1], [op[2]], (chunks[i][1],))
         elif kind == "split":
             body = chunks[i][1]
             cut = op[2] % (len(body) + 1)

@@ -17,7 +17,7 @@ import wave
 from typing import Any
 
 import pytest
-from fuzzing import BYTE_OPS, FUZZ, ROOT, Ops, mutate, ran, time_limit
+from fuzzing import BYTE_OPS, FUZZ, ROOT, Ops, edit_chunks, mutate, ran, time_limit
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -159,14 +159,8 @@ def mutate_wav(data: bytes, ops: Ops) -> bytes:
                     break
         elif kind == "size":
             chunks[i][2] = op[2]
-        elif kind == "drop":
-            del chunks[i]
-        elif kind == "dup":
-            chunks.insert(i, list(chunks[i]))
-        elif kind == "swap" and i + 1 < len(chunks):
-            chunks[i], chunks[i + 1] = chunks[i + 1], chunks[i]
-        elif kind == "body":
-            chunks[i][1] = mutate(chunks[i][1], [op[2]], (chunks[i][1],))
+        else:
+            edit_chunks(chunks, op, i)
     body = b"WAVE" + b"".join(
         cid + struct.pack("<I", len(b) if size is None else size) + b + b"\0" * (len(b) & 1)
         for cid, b, size in chunks

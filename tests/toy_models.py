@@ -223,9 +223,10 @@ _ONNX_TYPES = {
 }
 
 
-def varint(n: int) -> bytes:
-    """Protobuf's base-128 varint (negatives as 64-bit two's complement)."""
-    n &= (1 << 64) - 1
+def varint(n: int, bits: int = 64) -> bytes:
+    """Protobuf's base-128 varint (negatives as ``bits``-bit two's complement;
+    the fuzz tests write wider ones than protobuf allows)."""
+    n &= (1 << bits) - 1
     out = bytearray()
     while True:
         out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
