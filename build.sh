@@ -35,7 +35,8 @@ usage: ./build.sh [COMMAND] [ARGS]
                        if anything changed; APP is a name in apps/ or an app folder
   setup                create .venv and install the pinned toolchain (done by all commands)
   bench [--quick]      benchmark guest vs native and wasinn vs raw bindings; writes bench/results/
-  soak [PYTEST_ARGS]   leak checks: 100,000 VAD steps and 1,000 load-run-close cycles in one component
+  soak [PYTEST_ARGS]   leak checks in one component: 100,000 VAD steps, 1,000 load-run-close
+                       cycles, 10,000 load-run-del cycles (no close(), no cyclic collector)
   fuzz [PYTEST_ARGS]   property-based fuzzing with the long budget (10,000 examples per property)
   bindings             regenerate the typed stubs in guest/wasinn/_bindings from its WIT
   help                 this text
