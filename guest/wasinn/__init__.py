@@ -15,6 +15,7 @@ through its own bindings (``wasinn/_bindings``, built from ``wasinn/wit``);
 in plain CPython it imports fine but cannot reach a host.
 """
 
+from ._builder import GraphBuilder, Operand
 from ._command import print_line, run_command
 from ._dtypes import DTYPES
 from ._errors import (
@@ -40,6 +41,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DTYPES",
+    "GraphBuilder",
     "BackendRuntimeError",
     "ClosedError",
     "InvalidArgumentError",
@@ -47,6 +49,7 @@ __all__ = [
     "Model",
     "ModelFormatError",
     "NotFoundError",
+    "Operand",
     "OperationTimeoutError",
     "SecurityError",
     "Session",

@@ -1,0 +1,516 @@
+"""The graph builder's core: operands, inputs, constants, shape rules, lowering and building.
+
+The operations themselves live in the ``_ops_*`` modules, one family each,
+as mixins of ``BuilderCore``; ``_builder.GraphBuilder`` puts them together.
+An operation checks its operands the way the WebNN specification says
+(raising ``ValidationError`` that names the operation), works out the result's
+shape and dtype, and records ONNX nodes with ``_emit``. Nothing reaches the
+host until ``build``: the graph is then written as ONNX (``_onnx_write``) and
+loaded like any ONNX model, and an identical graph built again in the same
+component reuses the loaded one.
+"""
+
+from __future__ import annotations
+
+import array
+import math
+import struct
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from . import _dtypes
+from ._errors import ValidationError
+from ._model import Model
+from ._onnx_write import AttrValue, Graph, Initializer, Node, Value, model_bytes
+from ._tensor import Tensor, _flatten
+
+Shape = tuple[int | None, ...]
+
+#: The ONNX opset the builder writes (OpenVINO 2026 and onnxruntime read it).
+OPSET = 18
+
+#: Element types an operand can have: wasinn's names, plus the integer types
+#: WebNN has and wasi-nn does not (they may appear inside a graph only).
+DTYPES = ("f32", "f16", "bf16", "f64", "i8", "u8", "i32", "u32", "i64", "u64")
+FLOAT_DTYPES = frozenset({"f32", "f16", "bf16", "f64"})
+INT_DTYPES = frozenset({"i8", "u8", "i32", "u32", "i64", "u64"})
+SIGNED_DTYPES = FLOAT_DTYPES | {"i8", "i32", "i64"}
+_WEBNN_NAMES = {
+    "float32": "f32", "float16": "f16", "float64": "f64", "bfloat16": "bf16", "int8": "i8",
+    "uint8": "u8", "int32": "i32", "uint32": "u32", "int64": "i64", "uint64": "u64",
+}  # fmt: skip
+# struct formats for constants of the types wasinn's Tensor does not have.
+_EXTRA_FORMATS = {"i8": "b", "u32": "I", "u64": "Q"}
+_INT_RANGES = {
+    "i8": (-(2**7), 2**7 - 1), "u8": (0, 2**8 - 1), "i32": (-(2**31), 2**31 - 1),
+    "u32": (0, 2**32 - 1), "i64": (-(2**63), 2**63 - 1), "u64": (0, 2**64 - 1),
+}  # fmt: skip
+_MAX_RANK = 8
+# Built models kept per component instance, most recent last.
+_CACHE_SIZE = 32
+_built: OrderedDict[bytes, Model] = OrderedDict()
+
+
+def dtype_name(value: Any, what: str) -> str:
+    """wasinn's name for a dtype given as wasinn's (``"f32"``) or WebNN's (``"float32"``)."""
+    if isinstance(value, str):
+        name = _WEBNN_NAMES.get(value, value)
+        if name in DTYPES:
+            return name
+    raise ValidationError(
+        f"{what}: unknown data type {value!r}; use one of {', '.join(DTYPES)} "
+        f"(or WebNN's names: {', '.join(_WEBNN_NAMES)})"
+    )
+
+
+def shape_text(shape: Sequence[int | None]) -> str:
+    """``[2, ?, 3]``: a shape as errors show it, ``?`` for a dynamic dimension."""
+    return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
+
+
+class Operand:
+    """A value in a graph being built: its ``shape`` (``None`` for a dynamic
+    dimension) and ``dtype``, known as soon as the operation is added.
+
+    ``+ - * /`` and unary ``-`` add the matching operation; Python numbers
+    become constants of the other operand's dtype.
+
+    Example::
+
+        b = GraphBuilder()
+        x = b.input("x", shape=[None, 3], dtype="f32")
+        y = (x - 0.5) * 2.0
+        y.shape, y.dtype      # ((None, 3), 'f32')
+    """
+
+    __slots__ = ("_builder", "_name", "shape", "dtype")
+
+    def __init__(self, builder: BuilderCore, name: str, shape: Shape, dtype: str) -> None:
+        self._builder = builder
+        self._name = name
+        self.shape: Shape = shape
+        self.dtype: str = dtype
+
+    @property
+    def rank(self) -> int:
+        """The number of dimensions."""
+        return len(self.shape)
+
+    def __repr__(self) -> str:
+        return f"<wasinn.Operand {self.dtype}{shape_text(self.shape)}>"
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            "an Operand has no truth value while the graph is being built; compare with "
+            "builder.equal(...) or builder.greater(...) and select with builder.where(...)"
+        )
+
+    def __add__(self, other: Operand | float) -> Operand:
+        return self._builder._binary("add", "Add", self, other)
+
+    def __radd__(self, other: float) -> Operand:
+        return self._builder._binary("add", "Add", other, self)
+
+    def __sub__(self, other: Operand | float) -> Operand:
+        return self._builder._binary("sub", "Sub", self, other)
+
+    def __rsub__(self, other: float) -> Operand:
+        return self._builder._binary("sub", "Sub", other, self)
+
+    def __mul__(self, other: Operand | float) -> Operand:
+        return self._builder._binary("mul", "Mul", self, other)
+
+    def __rmul__(self, other: float) -> Operand:
+        return self._builder._binary("mul", "Mul", other, self)
+
+    def __truediv__(self, other: Operand | float) -> Operand:
+        return self._builder._binary("div", "Div", self, other)
+
+    def __rtruediv__(self, other: float) -> Operand:
+        return self._builder._binary("div", "Div", other, self)
+
+    def __neg__(self) -> Operand:
+        return self._builder._unary("neg", "Neg", self, SIGNED_DTYPES)
+
+
+class BuilderCore:
+    """State and shared checks of a graph builder; see ``_builder.GraphBuilder``."""
+
+    def __init__(self) -> None:
+        self._nodes: list[Node] = []
+        self._producer: dict[str, int] = {}  # value name -> index of the node making it
+        self._inputs: dict[str, Value] = {}
+        self._initializers: dict[str, Initializer] = {}
+        self._constants: dict[tuple[str, tuple[int, ...], bytes], Operand] = {}
+        self._count = 0
+
+    # ------------------------------------------------------------ graph inputs
+
+    def input(self, name: str, shape: Iterable[int | None], dtype: Any = "f32") -> Operand:
+        """A graph input, fed by name when the built model runs.
+
+        ``shape`` lists the dimensions, ``None`` for one that may change from
+        run to run; ``dtype`` is a wasi-nn type (the host feeds inputs).
+
+        >>> x = GraphBuilder().input("image", shape=[None, None, 3], dtype="u8")
+        >>> x.shape, x.dtype
+        ((None, None, 3), 'u8')
+        """
+        what = f"input {name!r}"
+        if not isinstance(name, str) or not name or name.startswith("#"):
+            raise ValidationError(
+                f"an input needs a non-empty name not starting with '#', not {name!r}"
+            )
+        if name in self._inputs:
+            raise ValidationError(f"{what} is defined twice; every input needs its own name")
+        dims = self._check_shape(shape, what, allow_dynamic=True)
+        dt = dtype_name(dtype, what)
+        if dt not in _dtypes.ITEMSIZE:
+            raise ValidationError(
+                f"{what} cannot be {dt}: the host feeds graph inputs, and wasi-nn carries only "
+                f"{', '.join(_dtypes.DTYPES)}; take one of those and cast inside the graph"
+            )
+        self._inputs[name] = Value(name, dt, dims)
+        return Operand(self, name, dims, dt)
+
+    def constant(
+        self, value: Any, shape: Iterable[int] | None = None, dtype: Any = None
+    ) -> Operand:
+        """A constant: a ``Tensor``, a number, nested lists, bytes or an ``array.array``.
+
+        ``shape`` and ``dtype`` work as for ``Tensor(value, shape, dtype)``; a
+        bare number is a scalar (shape ``()``), f32 unless ``dtype`` says.
+
+        >>> GraphBuilder().constant([[1, 2], [3, 4]], dtype="float32").shape
+        (2, 2)
+        """
+        dt = dtype_name(dtype, "constant") if dtype is not None else None
+        if dt in _EXTRA_FORMATS:
+            return self._extra_constant(value, shape, dt)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and shape is None:
+            tensor = Tensor([value], dtype=dt or "f32").reshape(())
+        else:
+            tensor = value if isinstance(value, Tensor) and dt is None else Tensor(value, shape, dt)
+        return self._const(tensor.dtype, tensor.shape, tensor.tobytes())
+
+    def _extra_constant(self, value: Any, shape: Iterable[int] | None, dtype: str) -> Operand:
+        """A constant of a type wasinn's Tensor lacks (i8, u32, u64), from numbers,
+        nested lists, an ``array.array`` or raw little-endian bytes."""
+        size = struct.calcsize(_EXTRA_FORMATS[dtype])
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            data = bytes(value)
+            dims = tuple(shape) if shape is not None else (len(data) // size,)
+            if len(data) != math.prod(dims) * size:
+                raise ValidationError(
+                    f"constant: {len(data)} bytes do not fill shape {list(dims)} of {dtype}"
+                )
+            return self._const(dtype, dims, data)
+        values: list[Any] = []
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            values, dims = [value], ()
+        elif isinstance(value, (list, tuple)):
+            dims = _flatten(value, values, 0)
+        elif isinstance(value, array.array):
+            values, dims = value.tolist(), (len(value),)
+        else:
+            raise ValidationError(
+                f"constant: cannot make {dtype} from {type(value).__name__}; give numbers, nested "
+                "lists, an array.array or bytes"
+            )
+        if any(isinstance(v, bool) or not isinstance(v, int) for v in values):
+            raise ValidationError(f"constant: {dtype} takes whole numbers (Python ints) only")
+        if shape is not None:
+            wanted = tuple(shape)
+            if math.prod(wanted) != len(values):
+                raise ValidationError(
+                    f"constant: {len(values)} values do not fill shape {list(wanted)}"
+                )
+            dims = wanted
+        return self._const(dtype, dims, self._pack_ints(values, dtype, "constant"))
+
+    # ------------------------------------------------------------ for operations
+
+    def _fresh(self, hint: str) -> str:
+        self._count += 1
+        return f"#{self._count}.{hint}"
+
+    def _emit(
+        self,
+        op_type: str,
+        inputs: Sequence[Operand | str | None],
+        attrs: Mapping[str, AttrValue] | None = None,
+        *,
+        shape: Shape,
+        dtype: str,
+    ) -> Operand:
+        """Record one ONNX node with one output and return that output."""
+        (out,) = self._emit_many(op_type, inputs, attrs, [(shape, dtype)])
+        return out
+
+    def _emit_many(
+        self,
+        op_type: str,
+        inputs: Sequence[Operand | str | None],
+        attrs: Mapping[str, AttrValue] | None,
+        results: Sequence[tuple[Shape, str]],
+    ) -> list[Operand]:
+        """Record one ONNX node with several outputs (Split, TopK)."""
+        names = ["" if x is None else x if isinstance(x, str) else x._name for x in inputs]
+        outs = [Operand(self, self._fresh(op_type.lower()), s, d) for s, d in results]
+        self._producer.update((o._name, len(self._nodes)) for o in outs)
+        self._nodes.append(Node(op_type, names, [o._name for o in outs], dict(attrs or {})))
+        return outs
+
+    def _const(self, dtype: str, shape: Sequence[int], data: bytes) -> Operand:
+        """A constant (an ONNX initializer); identical constants are stored once."""
+        key = (dtype, tuple(shape), data)
+        known = self._constants.get(key)
+        if known is not None:
+            return known
+        name = self._fresh("const")
+        self._initializers[name] = Initializer(name, dtype, tuple(shape), data)
+        operand = Operand(self, name, tuple(shape), dtype)
+        self._constants[key] = operand
+        return operand
+
+    def _ints(self, values: Sequence[int]) -> Operand:
+        """A 1-D i64 constant, as ONNX takes shapes, axes and sizes."""
+        return self._const("i64", (len(values),), struct.pack(f"<{len(values)}q", *values))
+
+    def _scalar(self, value: float, dtype: str, op: str) -> Operand:
+        """A rank-0 constant of ``dtype``, for a Python number in an operation."""
+        if dtype in INT_DTYPES:
+            if isinstance(value, float) and not value.is_integer():
+                raise ValidationError(
+                    f"{op}: {value!r} is not a whole number, but the operand is {dtype}"
+                )
+            return self._const(dtype, (), self._pack_ints([int(value)], dtype, op))
+        if dtype in _dtypes.ITEMSIZE:
+            return self._const(dtype, (), Tensor([float(value)], dtype=dtype).tobytes())
+        raise ValidationError(f"{op}: no constant of type {dtype}")
+
+    def _pack_ints(self, values: list[int], dtype: str, op: str) -> bytes:
+        low, high = _INT_RANGES[dtype]
+        bad = [v for v in values if not low <= v <= high]
+        if bad:
+            raise ValidationError(
+                f"{op}: {bad[0]} is out of the range of {dtype} ({low} to {high})"
+            )
+        if dtype in _EXTRA_FORMATS:
+            return struct.pack(f"<{len(values)}{_EXTRA_FORMATS[dtype]}", *values)
+        return Tensor(values, dtype=dtype).tobytes()
+
+    def _own(self, op: str, value: Any, role: str = "input") -> Operand:
+        """``value`` as an operand of this builder, or a clear error."""
+        if not isinstance(value, Operand):
+            raise ValidationError(
+                f"{op}: the {role} must be an Operand of this builder, not {type(value).__name__} "
+                "(make constants with builder.constant(...))"
+            )
+        if value._builder is not self:
+            raise ValidationError(f"{op}: the {role} belongs to another GraphBuilder")
+        return value
+
+    def _check_dtype(
+        self, op: str, x: Operand, allowed: Iterable[str], role: str = "input"
+    ) -> None:
+        allowed = tuple(d for d in DTYPES if d in set(allowed))
+        if x.dtype not in allowed:
+            raise ValidationError(
+                f"{op}: the {role} is {x.dtype}, but {op} takes {', '.join(allowed)}"
+            )
+
+    def _check_axis(self, op: str, axis: Any, rank: int, role: str = "axis") -> int:
+        if isinstance(axis, bool) or not isinstance(axis, int) or not 0 <= axis < rank:
+            raise ValidationError(
+                f"{op}: {role} must be an integer from 0 to {rank - 1} for an input of rank "
+                f"{rank}, not {axis!r}"
+            )
+        return axis
+
+    def _check_axes(self, op: str, axes: Any, rank: int) -> list[int]:
+        if isinstance(axes, (str, bytes)) or not isinstance(axes, Iterable):
+            raise ValidationError(f"{op}: axes must be a list of integers, not {axes!r}")
+        out = [self._check_axis(op, a, rank, "every axis") for a in axes]
+        if len(set(out)) != len(out):
+            raise ValidationError(f"{op}: axes {out} repeat an axis")
+        return out
+
+    def _check_shape(self, shape: Any, what: str, *, allow_dynamic: bool = False) -> Shape:
+        if isinstance(shape, (str, bytes)) or not isinstance(shape, Iterable):
+            raise ValidationError(f"{what}: a shape is a list of dimensions, not {shape!r}")
+        dims = tuple(shape)
+        for d in dims:
+            ok = d is None and allow_dynamic
+            ok = ok or (isinstance(d, int) and not isinstance(d, bool) and 0 < d < 2**32)
+            if not ok:
+                kinds = "positive integers or None" if allow_dynamic else "positive integers"
+                raise ValidationError(
+                    f"{what}: dimensions must be {kinds}, not {d!r} in {list(dims)}"
+                )
+        if len(dims) > _MAX_RANK:
+            raise ValidationError(
+                f"{what}: rank {len(dims)} is more than the {_MAX_RANK} supported"
+            )
+        return dims
+
+    def _broadcast(self, op: str, a: Shape, b: Shape) -> Shape:
+        """The shape numpy-style (bidirectional) broadcasting gives, as WebNN does."""
+        out: list[int | None] = []
+        for i in range(1, max(len(a), len(b)) + 1):
+            da = a[-i] if i <= len(a) else 1
+            db = b[-i] if i <= len(b) else 1
+            if da == db or db == 1:
+                out.append(da)
+            elif da == 1:
+                out.append(db)
+            elif da is None or db is None:
+                # Known only at run time; the host checks that it is 1 or matches.
+                out.append(db if da is None else da)
+            else:
+                raise ValidationError(
+                    f"{op}: shapes {shape_text(a)} and {shape_text(b)} cannot be broadcast "
+                    f"(dimension {-i} is {da} against {db}; each must match or be 1)"
+                )
+        return tuple(reversed(out))
+
+    def _binary(
+        self,
+        op: str,
+        onnx_op: str,
+        a: Operand | float,
+        b: Operand | float,
+        *,
+        allowed: Iterable[str] = DTYPES,
+        result_dtype: str | None = None,
+    ) -> Operand:
+        """An element-wise operation of two operands (or one and a number) with broadcasting."""
+        if not isinstance(a, Operand) and not isinstance(b, Operand):
+            raise ValidationError(f"{op}: at least one argument must be an Operand")
+        if isinstance(a, Operand):
+            a = self._own(op, a, "first input")
+        if isinstance(b, Operand):
+            b = self._own(op, b, "second input")
+        if not isinstance(a, Operand):
+            a = self._number(op, a, b.dtype)  # type: ignore[union-attr]
+        if not isinstance(b, Operand):
+            b = self._number(op, b, a.dtype)
+        if a.dtype != b.dtype:
+            raise ValidationError(
+                f"{op}: the inputs are {a.dtype} and {b.dtype}; they must have the same data type "
+                "(convert one with builder.cast)"
+            )
+        self._check_dtype(op, a, allowed)
+        shape = self._broadcast(op, a.shape, b.shape)
+        return self._emit(onnx_op, [a, b], shape=shape, dtype=result_dtype or a.dtype)
+
+    def _number(self, op: str, value: Any, dtype: str) -> Operand:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValidationError(
+                f"{op}: an argument must be an Operand or a number, not {type(value).__name__}"
+            )
+        return self._scalar(value, dtype, op)
+
+    def _unary(self, op: str, onnx_op: str, x: Any, allowed: Iterable[str] = DTYPES) -> Operand:
+        """An element-wise operation of one operand: same shape and dtype."""
+        x = self._own(op, x)
+        self._check_dtype(op, x, allowed)
+        return self._emit(onnx_op, [x], shape=x.shape, dtype=x.dtype)
+
+    # ------------------------------------------------------------ building
+
+    def to_onnx(self, outputs: Mapping[str, Operand]) -> bytes:
+        """The graph computing ``outputs`` (name -> operand) as an ONNX model.
+
+        Only what the outputs need is kept: inputs they do not use are left
+        out. The builder itself stays usable.
+
+        >>> b = GraphBuilder()
+        >>> x = b.input("x", shape=[2], dtype="f32")
+        >>> onnx_bytes = b.to_onnx({"y": x * 2.0})
+        """
+        if not isinstance(outputs, Mapping) or not outputs:
+            raise ValidationError("build needs a mapping of output name to Operand, e.g. {'y': y}")
+        values: list[Value] = []
+        finals: list[Node] = []
+        for name, operand in outputs.items():
+            what = f"output {name!r}"
+            if not isinstance(name, str) or not name or name.startswith("#"):
+                raise ValidationError(
+                    f"an output needs a non-empty name not starting with '#', not {name!r}"
+                )
+            if name in self._inputs:
+                raise ValidationError(f"{what} has the name of an input; give it another name")
+            operand = self._own("build", operand, what)
+            if operand.dtype not in _dtypes.ITEMSIZE:
+                raise ValidationError(
+                    f"{what} is {operand.dtype}, which wasi-nn cannot carry back to the guest; "
+                    f"cast it to one of {', '.join(_dtypes.DTYPES)} (builder.cast)"
+                )
+            if not operand.shape:
+                raise ValidationError(
+                    f"{what} is a scalar (shape []), and the wasmtime host cannot pass rank-0 "
+                    "tensors; reshape it to [1] (builder.reshape(y, [1])) or keep the reduced "
+                    "dimensions (keep_dimensions=True)"
+                )
+            values.append(Value(name, operand.dtype, operand.shape))
+            finals.append(Node("Identity", [operand._name], [name]))
+        nodes, used = self._needed([n.inputs[0] for n in finals])
+        graph = Graph(
+            "wasinn_graph",
+            nodes + finals,
+            [v for name, v in self._inputs.items() if name in used],
+            values,
+            [t for name, t in self._initializers.items() if name in used],
+        )
+        return model_bytes(graph, opset=OPSET)
+
+    def _needed(self, wanted: list[str]) -> tuple[list[Node], set[str]]:
+        """The nodes the ``wanted`` values depend on, in order, and every value they use."""
+        used: set[str] = set()
+        keep: set[int] = set()
+        stack = list(wanted)
+        while stack:
+            name = stack.pop()
+            if name in used or not name:
+                continue
+            used.add(name)
+            index = self._producer.get(name)
+            if index is not None and index not in keep:
+                keep.add(index)
+                stack.extend(self._nodes[index].inputs)
+        return [self._nodes[i] for i in sorted(keep)], used
+
+    def build(self, outputs: Mapping[str, Operand]) -> Model:
+        """Compile the graph into a ``Model`` whose outputs carry the given names.
+
+        The model runs like any other (``run``, ``inputs``, ``outputs``,
+        ``close``). Building an identical graph again in the same component
+        returns the model loaded the first time (unless it was closed), so a
+        helper may build its graph on every call and pay only once.
+
+        Example::
+
+            b = GraphBuilder()
+            x = b.input("x", shape=[None, 4], dtype="f32")
+            model = b.build({"probs": b.softmax(x, axis=1)})
+            model.run({"x": Tensor([[1.0, 2.0, 3.0, 4.0]])})["probs"]
+        """
+        data = self.to_onnx(outputs)
+        cached = _built.get(data)
+        if cached is not None and not cached.closed:
+            _built.move_to_end(data)
+            return cached
+        model = Model.load(data, encoding="onnx")
+        _built[data] = model
+        while len(_built) > _CACHE_SIZE:
+            _built.popitem(last=False)
+        return model
+
+
+def element_count(shape: Shape) -> int | None:
+    """The number of elements, or ``None`` when a dimension is dynamic."""
+    if any(d is None for d in shape):
+        return None
+    return math.prod(d for d in shape if d is not None)

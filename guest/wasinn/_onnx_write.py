@@ -1,0 +1,169 @@
+"""Writing ONNX models: the protobuf encoding of the subset the graph builder emits.
+
+The reader (``_onnx``) and this writer share nothing but the wire format:
+reading must survive any bytes, writing only ever sees what the builder made.
+Field numbers are those of ``onnx.proto`` (ModelProto, GraphProto, NodeProto,
+AttributeProto, TensorProto, ValueInfoProto, TypeProto, TensorShapeProto).
+
+Example::
+
+    >>> node = Node("Add", ["a", "b"], ["c"])
+    >>> graph = Graph("g", [node], [Value("a", "f32", (2,)), Value("b", "f32", (2,))],
+    ...               [Value("c", "f32", (2,))], [])
+    >>> model_bytes(graph, opset=18)[:2]
+    b'\\x08\\x08'
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+#: ONNX TensorProto.DataType numbers by the builder's dtype names.
+ONNX_TYPES = {
+    "f32": 1, "u8": 2, "i8": 3, "i32": 6, "i64": 7, "bool": 9, "f16": 10, "f64": 11,
+    "u32": 12, "u64": 13, "bf16": 16,
+}  # fmt: skip
+
+#: What an attribute may hold: a number, a string, or a list of numbers.
+AttrValue = int | float | str | bytes | Sequence[int] | Sequence[float]
+
+_IR_VERSION = 8  # ONNX 1.10+: understood by every reader the project uses
+
+
+@dataclass
+class Node:
+    """One operator: ONNX ``op_type`` from ``inputs`` to ``outputs`` (value
+    names; ``""`` for an omitted optional input)."""
+
+    op_type: str
+    inputs: list[str]
+    outputs: list[str]
+    attrs: dict[str, AttrValue] = field(default_factory=dict)
+
+
+@dataclass
+class Value:
+    """A graph input or output: name, dtype and shape (``None`` = dynamic,
+    written as a named symbolic dimension)."""
+
+    name: str
+    dtype: str
+    shape: tuple[int | None, ...]
+
+
+@dataclass
+class Initializer:
+    """A constant tensor: little-endian ``data`` of ``dtype`` and ``shape``."""
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    data: bytes
+
+
+@dataclass
+class Graph:
+    """A whole graph, nodes in an order where every input is defined first."""
+
+    name: str
+    nodes: list[Node]
+    inputs: list[Value]
+    outputs: list[Value]
+    initializers: list[Initializer]
+
+
+def model_bytes(graph: Graph, *, opset: int, producer: str = "wasinn") -> bytes:
+    """The serialized ONNX ModelProto of ``graph`` with the default-domain ``opset``."""
+    opset_id = _int_field(2, opset)  # OperatorSetIdProto.version; domain "" is the default
+    return b"".join(
+        (
+            _int_field(1, _IR_VERSION),
+            _bytes_field(2, producer.encode()),
+            _bytes_field(7, _graph(graph)),
+            _bytes_field(8, opset_id),
+        )
+    )
+
+
+def _graph(graph: Graph) -> bytes:
+    parts = [_bytes_field(1, _node(n)) for n in graph.nodes]
+    parts.append(_bytes_field(2, graph.name.encode()))
+    parts += [_bytes_field(5, _tensor(t)) for t in graph.initializers]
+    parts += [_bytes_field(11, _value_info(v, f"{v.name}_")) for v in graph.inputs]
+    parts += [_bytes_field(12, _value_info(v, f"{v.name}_")) for v in graph.outputs]
+    return b"".join(parts)
+
+
+def _node(node: Node) -> bytes:
+    parts = [_bytes_field(1, name.encode()) for name in node.inputs]
+    parts += [_bytes_field(2, name.encode()) for name in node.outputs]
+    parts.append(_bytes_field(4, node.op_type.encode()))
+    parts += [_bytes_field(5, _attribute(k, v)) for k, v in node.attrs.items()]
+    return b"".join(parts)
+
+
+def _attribute(name: str, value: AttrValue) -> bytes:
+    head = _bytes_field(1, name.encode())
+    # AttributeProto.type: FLOAT 1, INT 2, STRING 3, FLOATS 6, INTS 7.
+    if isinstance(value, bool) or isinstance(value, int):
+        return head + _int_field(3, int(value)) + _int_field(20, 2)
+    if isinstance(value, float):
+        return head + _float_field(2, value) + _int_field(20, 1)
+    if isinstance(value, str):
+        value = value.encode()
+    if isinstance(value, bytes):
+        return head + _bytes_field(4, value) + _int_field(20, 3)
+    items = list(value)
+    if all(isinstance(v, int) for v in items):
+        packed = b"".join(_varint(int(v)) for v in items)
+        return head + _bytes_field(8, packed) + _int_field(20, 7)
+    packed = b"".join(struct.pack("<f", float(v)) for v in items)
+    return head + _bytes_field(7, packed) + _int_field(20, 6)
+
+
+def _tensor(t: Initializer) -> bytes:
+    dims = _bytes_field(1, b"".join(_varint(d) for d in t.shape)) if t.shape else b""
+    return b"".join(
+        (
+            dims,
+            _int_field(2, ONNX_TYPES[t.dtype]),
+            _bytes_field(8, t.name.encode()),
+            _bytes_field(9, t.data),
+        )
+    )
+
+
+def _value_info(v: Value, symbol_prefix: str) -> bytes:
+    dims = []
+    for i, d in enumerate(v.shape):
+        # Dimension: dim_value (1) or dim_param (2), a name for a dynamic size.
+        dim = _int_field(1, d) if d is not None else _bytes_field(2, f"{symbol_prefix}{i}".encode())
+        dims.append(_bytes_field(1, dim))
+    shape = _bytes_field(2, b"".join(dims))
+    tensor_type = _int_field(1, ONNX_TYPES[v.dtype]) + shape
+    type_proto = _bytes_field(1, tensor_type)
+    return _bytes_field(1, v.name.encode()) + _bytes_field(2, type_proto)
+
+
+def _varint(n: int) -> bytes:
+    n &= (1 << 64) - 1  # negative int64 values are written as two's complement
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _int_field(number: int, value: int) -> bytes:
+    return _varint(number << 3) + _varint(value)
+
+
+def _float_field(number: int, value: float) -> bytes:
+    return _varint(number << 3 | 5) + struct.pack("<f", value)
+
+
+def _bytes_field(number: int, data: bytes) -> bytes:
+    return _varint(number << 3 | 2) + _varint(len(data)) + data
