@@ -83,8 +83,15 @@ def run_openvino(data: bytes, inputs: dict[str, np.ndarray]) -> dict[str, np.nda
     result = compiled(inputs)
     # By position: OpenVINO folds the final Identity nodes, so an output's
     # "any name" can be the name of the value feeding it.
-    names = [o.name for o in onnx.load_from_string(data).graph.output]
-    return {name: np.asarray(result[o]) for name, o in zip(names, compiled.outputs, strict=True)}
+    outputs = onnx.load_from_string(data).graph.output
+    got = {}
+    for declared, o in zip(outputs, compiled.outputs, strict=True):
+        value = np.asarray(result[o])
+        if declared.type.tensor_type.elem_type == onnx.TensorProto.BFLOAT16:
+            # OpenVINO's Python API hands bf16 back as float16 holding the raw bits.
+            value = value.view(np.uint16).view(ml_dtypes.bfloat16)
+        got[declared.name] = value
+    return got
 
 
 def tolerance(dtype: Any) -> dict[str, float]:
