@@ -11,7 +11,7 @@ import inspect
 import sys
 from pathlib import Path
 
-from wasinn import GraphBuilder, _ops_elementwise, _ops_nn, _ops_reduce, _ops_shape
+from wasinn import GraphBuilder, _ops_elementwise, _ops_nn, _ops_pool, _ops_reduce, _ops_shape
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "builder.md"
 FAMILIES = [
@@ -19,6 +19,7 @@ FAMILIES = [
     ("Shapes and indexing", _ops_shape, _ops_shape.ShapeOps),
     ("Reductions", _ops_reduce, _ops_reduce.ReduceOps),
     ("Networks", _ops_nn, _ops_nn.NetworkOps),
+    ("Pooling and resampling", _ops_pool, _ops_pool.PoolingOps),
 ]
 CORE = ("input", "constant", "build", "to_onnx")
 # WebNN's spelling where it is not plain camelCase of wasinn's name.

@@ -21,6 +21,7 @@ from ._dtypes import DTYPES
 from ._errors import (
     BackendRuntimeError,
     ClosedError,
+    FusionError,
     InvalidArgumentError,
     InvalidEncodingError,
     ModelFormatError,
@@ -41,6 +42,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DTYPES",
+    "FusionError",
     "GraphBuilder",
     "BackendRuntimeError",
     "ClosedError",

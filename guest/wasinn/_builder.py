@@ -21,13 +21,14 @@ from __future__ import annotations
 from ._graph_core import Operand
 from ._ops_elementwise import ElementwiseOps
 from ._ops_nn import NetworkOps
+from ._ops_pool import PoolingOps
 from ._ops_reduce import ReduceOps
 from ._ops_shape import ShapeOps
 
 __all__ = ["GraphBuilder", "Operand"]
 
 
-class GraphBuilder(ElementwiseOps, ShapeOps, ReduceOps, NetworkOps):
+class GraphBuilder(ElementwiseOps, ShapeOps, ReduceOps, NetworkOps, PoolingOps):
     """Builds a graph of tensor operations that the host compiles and runs.
 
     See the module docstring of ``wasinn._builder`` and ``docs/builder.md``

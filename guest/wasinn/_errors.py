@@ -13,7 +13,8 @@ The tree::
     ├── SecurityError                host code security
     ├── UnknownError                 host code unknown
     ├── ValidationError (ValueError) caught in the guest before any host call
-    │   └── ModelFormatError         the model bytes cannot be a model
+    │   ├── ModelFormatError         the model bytes cannot be a model
+    │   └── FusionError              pre/post-processing cannot be spliced into the model
     └── ClosedError (ValueError)     use of a model or session after close()
 
 Each host error class has ``.code``, the wasi-nn error-code name (e.g.
@@ -40,6 +41,7 @@ __all__ = [
     "UnknownError",
     "ValidationError",
     "ModelFormatError",
+    "FusionError",
     "ClosedError",
     "from_host",
 ]
@@ -141,6 +143,12 @@ class ValidationError(WasiNNError, ValueError):
 
 class ModelFormatError(ValidationError):
     """The bytes given as a model are not a readable model of the stated kind."""
+
+
+class FusionError(ValidationError):
+    """``Model.load(..., preprocess=..., postprocess=...)`` cannot splice the
+    processing into this model (not ONNX, or an opset where the operators it
+    uses mean something else); the message says why and what to do instead."""
 
 
 class ClosedError(WasiNNError, ValueError):

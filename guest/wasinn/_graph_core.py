@@ -17,13 +17,15 @@ import math
 import struct
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _dtypes
 from ._errors import ValidationError
-from ._model import Model
 from ._onnx_write import AttrValue, Graph, Initializer, Node, Value, model_bytes
 from ._tensor import Tensor, _flatten
+
+if TYPE_CHECKING:
+    from ._model import Model
 
 Shape = tuple[int | None, ...]
 
@@ -430,6 +432,23 @@ class BuilderCore:
         >>> x = b.input("x", shape=[2], dtype="f32")
         >>> onnx_bytes = b.to_onnx({"y": x * 2.0})
         """
+        return model_bytes(self._lower(outputs), opset=OPSET)
+
+    def _lower(self, outputs: Mapping[str, Operand]) -> Graph:
+        """The ONNX graph computing ``outputs``: only the nodes, inputs and
+        constants they need."""
+        values, finals = self._finals(outputs)
+        nodes, used = self._needed([n.inputs[0] for n in finals])
+        return Graph(
+            "wasinn_graph",
+            nodes + finals,
+            [v for name, v in self._inputs.items() if name in used],
+            values,
+            [t for name, t in self._initializers.items() if name in used],
+        )
+
+    def _finals(self, outputs: Mapping[str, Operand]) -> tuple[list[Value], list[Node]]:
+        """Checked graph outputs: their descriptions and the Identity nodes naming them."""
         if not isinstance(outputs, Mapping) or not outputs:
             raise ValidationError("build needs a mapping of output name to Operand, e.g. {'y': y}")
         values: list[Value] = []
@@ -456,15 +475,12 @@ class BuilderCore:
                 )
             values.append(Value(name, operand.dtype, operand.shape))
             finals.append(Node("Identity", [operand._name], [name]))
-        nodes, used = self._needed([n.inputs[0] for n in finals])
-        graph = Graph(
-            "wasinn_graph",
-            nodes + finals,
-            [v for name, v in self._inputs.items() if name in used],
-            values,
-            [t for name, t in self._initializers.items() if name in used],
-        )
-        return model_bytes(graph, opset=OPSET)
+        return values, finals
+
+    def _external(self, name: str, shape: Shape, dtype: str) -> Operand:
+        """An operand for a value computed outside the builder (a model's output,
+        when splicing): it is neither an input nor made by any node here."""
+        return Operand(self, name, shape, dtype)
 
     def _needed(self, wanted: list[str]) -> tuple[list[Node], set[str]]:
         """The nodes the ``wanted`` values depend on, in order, and every value they use."""
@@ -497,6 +513,11 @@ class BuilderCore:
             model = b.build({"probs": b.softmax(x, axis=1)})
             model.run({"x": Tensor([[1.0, 2.0, 3.0, 4.0]])})["probs"]
         """
+        # _model imports the builder (for Model.load's pre/post-processing), so
+        # it is imported here, when a graph is built; the package imports it at
+        # top level, which is what componentize-py needs to bundle it.
+        from ._model import Model
+
         data = self.to_onnx(outputs)
         cached = _built.get(data)
         if cached is not None and not cached.closed:

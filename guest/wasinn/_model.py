@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from . import _dtypes, _limits, _source, _spec
-from ._errors import ClosedError, InvalidEncodingError, ValidationError, WasiNNError
+from . import _dtypes, _fuse, _limits, _source, _spec
+from ._errors import ClosedError, FusionError, InvalidEncodingError, ValidationError, WasiNNError
 from ._hostapi import Handle, HostLayer
 from ._spec import TensorSpec
 from ._tensor import Tensor
@@ -359,6 +359,8 @@ class Model(_Resource):
         *,
         encoding: str | None = None,
         target: str | Sequence[str] = "cpu",
+        preprocess: _fuse.Preprocess | None = None,
+        postprocess: _fuse.Postprocess | None = None,
     ) -> Model:
         """Load a model into the host.
 
@@ -387,6 +389,8 @@ class Model(_Resource):
         """
         global _onnx_native
         resolved = _source.resolve(source, encoding)
+        if preprocess is not None or postprocess is not None:
+            resolved = _with_processing(resolved, preprocess, postprocess)
         _limits.check(sum(len(p) for p in resolved.parts), resolved.label)
         host = _current_host()
         skipped: list[tuple[str, str]] = []
@@ -529,6 +533,25 @@ class Model(_Resource):
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"target={self.target!r}"
         return f"<wasinn.Model {self.name!r} encoding={self.encoding!r} {state}>"
+
+
+def _with_processing(
+    resolved: _source.Resolved,
+    preprocess: _fuse.Preprocess | None,
+    postprocess: _fuse.Postprocess | None,
+) -> _source.Resolved:
+    """The model with its pre/post-processing spliced in (ONNX only; see ``_fuse``)."""
+    if resolved.encoding != "onnx":
+        raise FusionError(
+            f"preprocess and postprocess are spliced into ONNX models only, and "
+            f"{resolved.label} is {resolved.encoding}; build the processing as its own "
+            "GraphBuilder model and run it before or after this one"
+        )
+    data = _fuse.splice(resolved.parts[0], resolved.label, preprocess, postprocess)
+    fused = _source.resolve(data, "onnx")
+    fused.label = f"{resolved.label} with its processing"
+    fused.metadata = resolved.metadata
+    return fused
 
 
 def _pick(result: dict[str, Tensor], wanted: list[str]) -> dict[str, Tensor]:

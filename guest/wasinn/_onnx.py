@@ -157,17 +157,17 @@ class _Reader:
             self.fail(f"the bytes are truncated: {what} of the data")
         self.fail(f"the bytes are corrupt: {what} of its enclosing field")
 
-    def fields(
-        self, spans: Spans, msg: str, wanted: dict[int, int]
-    ) -> Iterator[tuple[int, int, int]]:
-        """Yield ``(field, a, b)`` for the fields in ``wanted``, skipping the rest.
+    def walk(self, spans: Spans, msg: str) -> Iterator[tuple[int, int, int, int, int]]:
+        """Yield ``(field, wire, head, a, b)`` for every field of the message.
 
-        A varint field gives its value as ``a``; a length-delimited one its
-        byte range ``a:b``. Every step moves forward, so this ends within
-        ``len(data)`` steps whatever the bytes are.
+        ``head`` is where the field's key starts; a varint field gives its
+        value as ``a``, a length-delimited one its byte range ``a:b``, a
+        fixed-size one its range too. Every step moves forward, so this ends
+        within ``len(data)`` steps whatever the bytes are.
         """
         for pos, end in spans:
             while pos < end:
+                head = pos
                 key, pos = self.varint(pos, end, msg)
                 field, wire = key >> 3, key & 7
                 if not 0 < field < 1 << 29:
@@ -180,18 +180,25 @@ class _Reader:
                         self.truncated(end, f"a length-delimited field of {msg} runs past the end")
                     start, pos = pos, pos + size
                 elif wire in (1, 5):
-                    pos += 8 if wire == 1 else 4
+                    start, pos = pos, pos + (8 if wire == 1 else 4)
                     if pos > end:
                         self.truncated(end, f"a fixed-size field of {msg} runs past the end")
-                    continue
                 else:  # 3/4 are protobuf groups, never used by ONNX; 6/7 do not exist
                     self.fail(f"{msg} field {field} has wire type {wire}, which ONNX never uses")
-                expect = wanted.get(field)
-                if expect is None:
-                    continue
-                if wire != expect:
-                    self.fail(f"{msg} field {field} has wire type {wire}, not {expect}")
-                yield field, start, pos
+                yield field, wire, head, start, pos
+
+    def fields(
+        self, spans: Spans, msg: str, wanted: dict[int, int]
+    ) -> Iterator[tuple[int, int, int]]:
+        """Yield ``(field, a, b)`` for the fields in ``wanted``, skipping the rest
+        (see ``walk``); a wanted length or varint field must have the wire type given."""
+        for field, wire, _, start, pos in self.walk(spans, msg):
+            expect = wanted.get(field)
+            if expect is None or wire in (1, 5):  # no field wasinn reads is fixed-size
+                continue
+            if wire != expect:
+                self.fail(f"{msg} field {field} has wire type {wire}, not {expect}")
+            yield field, start, pos
 
     def text(self, a: int, b: int, what: str) -> str:
         try:

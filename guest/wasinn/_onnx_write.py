@@ -80,32 +80,33 @@ def model_bytes(graph: Graph, *, opset: int, producer: str = "wasinn") -> bytes:
     return b"".join(
         (
             _int_field(1, _IR_VERSION),
-            _bytes_field(2, producer.encode()),
-            _bytes_field(7, _graph(graph)),
-            _bytes_field(8, opset_id),
+            bytes_field(2, producer.encode()),
+            bytes_field(7, _graph(graph)),
+            bytes_field(8, opset_id),
         )
     )
 
 
 def _graph(graph: Graph) -> bytes:
-    parts = [_bytes_field(1, _node(n)) for n in graph.nodes]
-    parts.append(_bytes_field(2, graph.name.encode()))
-    parts += [_bytes_field(5, _tensor(t)) for t in graph.initializers]
-    parts += [_bytes_field(11, _value_info(v, f"{v.name}_")) for v in graph.inputs]
-    parts += [_bytes_field(12, _value_info(v, f"{v.name}_")) for v in graph.outputs]
+    parts = [bytes_field(1, node_bytes(n)) for n in graph.nodes]
+    parts.append(bytes_field(2, graph.name.encode()))
+    parts += [bytes_field(5, tensor_bytes(t)) for t in graph.initializers]
+    parts += [bytes_field(11, value_bytes(v, f"{v.name}_")) for v in graph.inputs]
+    parts += [bytes_field(12, value_bytes(v, f"{v.name}_")) for v in graph.outputs]
     return b"".join(parts)
 
 
-def _node(node: Node) -> bytes:
-    parts = [_bytes_field(1, name.encode()) for name in node.inputs]
-    parts += [_bytes_field(2, name.encode()) for name in node.outputs]
-    parts.append(_bytes_field(4, node.op_type.encode()))
-    parts += [_bytes_field(5, _attribute(k, v)) for k, v in node.attrs.items()]
+def node_bytes(node: Node) -> bytes:
+    """A NodeProto."""
+    parts = [bytes_field(1, name.encode()) for name in node.inputs]
+    parts += [bytes_field(2, name.encode()) for name in node.outputs]
+    parts.append(bytes_field(4, node.op_type.encode()))
+    parts += [bytes_field(5, _attribute(k, v)) for k, v in node.attrs.items()]
     return b"".join(parts)
 
 
 def _attribute(name: str, value: AttrValue) -> bytes:
-    head = _bytes_field(1, name.encode())
+    head = bytes_field(1, name.encode())
     # AttributeProto.type: FLOAT 1, INT 2, STRING 3, FLOATS 6, INTS 7.
     if isinstance(value, bool) or isinstance(value, int):
         return head + _int_field(3, int(value)) + _int_field(20, 2)
@@ -114,37 +115,40 @@ def _attribute(name: str, value: AttrValue) -> bytes:
     if isinstance(value, str):
         value = value.encode()
     if isinstance(value, bytes):
-        return head + _bytes_field(4, value) + _int_field(20, 3)
+        return head + bytes_field(4, value) + _int_field(20, 3)
     items = list(value)
     if all(isinstance(v, int) for v in items):
         packed = b"".join(_varint(int(v)) for v in items)
-        return head + _bytes_field(8, packed) + _int_field(20, 7)
+        return head + bytes_field(8, packed) + _int_field(20, 7)
     packed = b"".join(struct.pack("<f", float(v)) for v in items)
-    return head + _bytes_field(7, packed) + _int_field(20, 6)
+    return head + bytes_field(7, packed) + _int_field(20, 6)
 
 
-def _tensor(t: Initializer) -> bytes:
-    dims = _bytes_field(1, b"".join(_varint(d) for d in t.shape)) if t.shape else b""
+def tensor_bytes(t: Initializer) -> bytes:
+    """A TensorProto holding its data as raw_data."""
+    dims = bytes_field(1, b"".join(_varint(d) for d in t.shape)) if t.shape else b""
     return b"".join(
         (
             dims,
             _int_field(2, ONNX_TYPES[t.dtype]),
-            _bytes_field(8, t.name.encode()),
-            _bytes_field(9, t.data),
+            bytes_field(8, t.name.encode()),
+            bytes_field(9, t.data),
         )
     )
 
 
-def _value_info(v: Value, symbol_prefix: str) -> bytes:
+def value_bytes(v: Value, symbol_prefix: str) -> bytes:
+    """A ValueInfoProto (a graph input or output); dynamic dimensions are named
+    ``symbol_prefix`` + their position."""
     dims = []
     for i, d in enumerate(v.shape):
         # Dimension: dim_value (1) or dim_param (2), a name for a dynamic size.
-        dim = _int_field(1, d) if d is not None else _bytes_field(2, f"{symbol_prefix}{i}".encode())
-        dims.append(_bytes_field(1, dim))
-    shape = _bytes_field(2, b"".join(dims))
+        dim = _int_field(1, d) if d is not None else bytes_field(2, f"{symbol_prefix}{i}".encode())
+        dims.append(bytes_field(1, dim))
+    shape = bytes_field(2, b"".join(dims))
     tensor_type = _int_field(1, ONNX_TYPES[v.dtype]) + shape
-    type_proto = _bytes_field(1, tensor_type)
-    return _bytes_field(1, v.name.encode()) + _bytes_field(2, type_proto)
+    type_proto = bytes_field(1, tensor_type)
+    return bytes_field(1, v.name.encode()) + bytes_field(2, type_proto)
 
 
 def _varint(n: int) -> bytes:
@@ -165,5 +169,6 @@ def _float_field(number: int, value: float) -> bytes:
     return _varint(number << 3 | 5) + struct.pack("<f", value)
 
 
-def _bytes_field(number: int, data: bytes) -> bytes:
+def bytes_field(number: int, data: bytes) -> bytes:
+    """A length-delimited protobuf field."""
     return _varint(number << 3 | 2) + _varint(len(data)) + data

@@ -1,47 +1,32 @@
-"""Graph builder operations: matrix products (matmul, gemm), convolutions,
-pooling, resampling and normalizations.
+"""Graph builder operations: matrix products (matmul, gemm), convolutions
+(conv2d, conv_transpose2d) and normalizations (batch, instance, layer).
 
 Names, arguments and defaults follow WebNN's ``MLGraphBuilder`` in snake_case.
 ONNX takes images as NCHW and filters as OIHW (IOHW for transposed
 convolutions); the other WebNN layouts are lowered to ``Transpose`` nodes
 around the ONNX operator, which the host's engine folds for constants.
 
-Where the ONNX operator differs from WebNN, or where onnxruntime and
-OpenVINO (the host) disagree, the method's docstring says how it is lowered
-or what is refused. Those limits, found by running both engines:
+Where the ONNX operator differs from WebNN, the method's docstring says how
+it is lowered: the normalizations use the ONNX operator where it fits (batch
+normalization along axis 1, instance normalization in NCHW, layer
+normalization over the last dimensions) and are composed of ReduceMean and
+element-wise operations otherwise. Where WebNN's rules need static sizes
+(``output_sizes`` of ``conv_transpose2d``), dynamic ones are refused.
 
-- Pooling padding must be smaller than the window in each dimension: ONNX
-  requires it (onnxruntime refuses the model, OpenVINO's AveragePool too).
-- With ``output_shape_rounding="ceil"`` a last window that would start inside
-  the ending padding is refused: onnxruntime drops such a window, OpenVINO's
-  MaxPool keeps it, and WebNN does not say what it holds.
-- ``resample2d`` in linear mode on integers interpolates in f32 and rounds
-  halves up: onnxruntime truncates and OpenVINO rounds, so the builder does
-  the rounding itself.
-- OpenVINO's LpPool is wrong on windows that ceil rounding cuts off, and it
-  has no GlobalLpPool: ``l2_pool2d`` pads explicitly and reduces globally
-  with ReduceL2 (see its docstring).
-
-Data types are WebNN's: f32 and f16, plus i8 and u8 for ``max_pool2d`` (of
-WebNN's "any", what ONNX MaxPool takes) and ``resample2d``.
+Data types are WebNN's: f32 and f16.
 """
 
 from __future__ import annotations
 
 import math
-import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ._errors import ValidationError
-from ._graph_core import BuilderCore, Operand, Shape, shape_text
-from ._onnx_write import ONNX_TYPES, AttrValue
-from ._tensor import Tensor
+from ._graph_core import Operand, shape_text
+from ._onnx_write import AttrValue
+from ._ops_options import FLOATS, LAYOUTS, TO_NCHW, TO_NHWC, NetworkBase, window_size
 
-_FLOATS = ("f32", "f16")
-_LAYOUTS = ("nchw", "nhwc")
-_TO_NCHW = (0, 3, 1, 2)
-_TO_NHWC = (0, 2, 3, 1)
 # Permutations taking each WebNN filter layout to the one ONNX wants.
 _CONV_FILTERS: dict[str, tuple[int, ...] | None] = {
     "oihw": None, "hwio": (3, 2, 0, 1), "ohwi": (0, 3, 1, 2), "ihwo": (3, 0, 1, 2),
@@ -49,11 +34,6 @@ _CONV_FILTERS: dict[str, tuple[int, ...] | None] = {
 _CONV_TRANSPOSE_FILTERS: dict[str, tuple[int, ...] | None] = {
     "iohw": None, "hwoi": (3, 2, 0, 1), "ohwi": (3, 0, 1, 2),
 }  # fmt: skip
-_MAX_POOL_DTYPES = ("f32", "f16", "i8", "u8")  # what ONNX MaxPool takes
-_RESAMPLE_DTYPES = ("f32", "f16", "i8", "u8")
-_RESAMPLE_MODES = ("nearest-neighbor", "linear")
-# How far below a half an interpolated integer may be and still round up.
-_HALF_MARGIN = 2.0**-10
 
 
 def _fits(a: int | None, b: int | None) -> bool:
@@ -61,37 +41,10 @@ def _fits(a: int | None, b: int | None) -> bool:
     return a is None or b is None or a == b
 
 
-def _out_size(
-    size: int | None, window: int, dilation: int, begin: int, end: int, stride: int
-) -> tuple[int | None, int | None]:
-    """A sliding window's output size, rounded down and up (``None`` if dynamic)."""
-    if size is None:
-        return None, None
-    span = size - ((window - 1) * dilation + 1) + begin + end
-    return span // stride + 1, -(-span // stride) + 1
-
-
-def _taps(size: int, out: int, window: int, begin: int, stride: int, dilation: int) -> list[int]:
-    """How many taps of each of ``out`` windows fall on the ``size`` real elements."""
-    return [
-        sum(0 <= o * stride - begin + k * dilation < size for k in range(window))
-        for o in range(out)
-    ]
-
-
-class NetworkOps(BuilderCore):
+class NetworkOps(NetworkBase):
     """See the module docstring; mixed into ``GraphBuilder``."""
 
     # ------------------------------------------------------------ shared checks
-
-    def _nn_input(self, op: str, value: Any, rank: int | None, dtypes: Iterable[str]) -> Operand:
-        x = self._own(op, value)
-        self._check_dtype(op, x, dtypes)
-        if rank is not None and x.rank != rank:
-            raise ValidationError(
-                f"{op}: the input must be {rank}-D, not {x.rank}-D {shape_text(x.shape)}"
-            )
-        return x
 
     def _nn_like(
         self, op: str, ref: Operand, value: Any, role: str, ref_role: str = "input"
@@ -115,31 +68,6 @@ class NetworkOps(BuilderCore):
             )
         return operand
 
-    def _nn_ints(self, op: str, name: str, value: Any, length: int, minimum: int) -> list[int]:
-        items = None
-        if not isinstance(value, (str, bytes)) and isinstance(value, Iterable):
-            items = list(value)
-        ok = items is not None and len(items) == length
-        ok = ok and all(
-            isinstance(v, int) and not isinstance(v, bool) and minimum <= v < 2**32
-            for v in items or ()
-        )
-        if not ok or items is None:
-            raise ValidationError(
-                f"{op}: {name} must be a list of {length} integers of at least {minimum}, "
-                f"not {value!r}"
-            )
-        return items
-
-    def _nn_choice(self, op: str, name: str, value: Any, allowed: Iterable[str]) -> str:
-        allowed = tuple(allowed)
-        if value not in allowed:
-            raise ValidationError(
-                f"{op}: {name} must be one of {', '.join(repr(a) for a in allowed)}, "
-                f"not {value!r}"
-            )
-        return str(value)
-
     def _nn_number(self, op: str, name: str, value: Any) -> float:
         if (
             isinstance(value, bool)
@@ -156,12 +84,6 @@ class NetworkOps(BuilderCore):
 
     # ------------------------------------------------------------ small lowerings
 
-    def _nn_transpose(self, x: Operand, perm: Sequence[int] | None) -> Operand:
-        if perm is None:
-            return x
-        shape = tuple(x.shape[p] for p in perm)
-        return self._emit("Transpose", [x], {"perm": list(perm)}, shape=shape, dtype=x.dtype)
-
     def _nn_unsqueeze(self, x: Operand, axes: Sequence[int]) -> Operand:
         """``x`` with dimensions of 1 inserted at ``axes`` (positions in the result)."""
         if not axes:
@@ -170,11 +92,6 @@ class NetworkOps(BuilderCore):
         rank = x.rank + len(axes)
         shape = tuple(1 if i in axes else next(dims) for i in range(rank))
         return self._emit("Unsqueeze", [x, self._ints(list(axes))], shape=shape, dtype=x.dtype)
-
-    def _nn_filled(self, value: float, dtype: str, shape: Sequence[int]) -> Operand:
-        """A constant of ``shape`` with every element ``value`` (default scale and bias)."""
-        count = math.prod(shape)
-        return self._const(dtype, tuple(shape), Tensor([value] * count, dtype=dtype).tobytes())
 
     def _nn_mean(self, x: Operand, axes: Sequence[int]) -> Operand:
         shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
@@ -212,7 +129,7 @@ class NetworkOps(BuilderCore):
         op = "matmul"
         a = self._own(op, a, "first input")
         b = self._own(op, b, "second input")
-        self._check_dtype(op, a, _FLOATS, "first input")
+        self._check_dtype(op, a, FLOATS, "first input")
         self._nn_like(op, a, b, "second input", "first input")
         if a.rank < 2 or b.rank < 2:
             raise ValidationError(
@@ -254,7 +171,7 @@ class NetworkOps(BuilderCore):
         op = "gemm"
         a = self._own(op, a, "first input")
         b = self._own(op, b, "second input")
-        self._check_dtype(op, a, _FLOATS, "first input")
+        self._check_dtype(op, a, FLOATS, "first input")
         self._nn_like(op, a, b, "second input", "first input")
         if a.rank != 2 or b.rank != 2:
             raise ValidationError(
@@ -301,7 +218,7 @@ class NetworkOps(BuilderCore):
         dils = self._nn_ints(op, "dilations", dilations, 2, 1)
         if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
             raise ValidationError(f"{op}: groups must be a positive integer, not {groups!r}")
-        return pads, steps, dils, groups, self._nn_choice(op, "input_layout", layout, _LAYOUTS)
+        return pads, steps, dils, groups, self._nn_choice(op, "input_layout", layout, LAYOUTS)
 
     def conv2d(
         self,
@@ -326,7 +243,7 @@ class NetworkOps(BuilderCore):
         >>> y = builder.conv2d(x, w, padding=[1, 1, 1, 1], input_layout="nhwc", bias=b)
         """
         op = "conv2d"
-        x = self._nn_input(op, input, 4, _FLOATS)
+        x = self._nn_input(op, input, 4, FLOATS)
         w = self._nn_like(op, x, filter, "filter")
         if w.rank != 4:
             raise ValidationError(f"{op}: the filter must be 4-D, not {shape_text(w.shape)}")
@@ -334,7 +251,7 @@ class NetworkOps(BuilderCore):
             op, padding, strides, dilations, groups, input_layout
         )
         w_layout = self._nn_choice(op, "filter_layout", filter_layout, _CONV_FILTERS)
-        x = self._nn_transpose(x, _TO_NCHW if layout == "nhwc" else None)
+        x = self._nn_transpose(x, TO_NCHW if layout == "nhwc" else None)
         w = self._nn_transpose(w, _CONV_FILTERS[w_layout])
         batches, channels, height, width = x.shape
         out_channels, per_group, kh, kw = w.shape
@@ -357,8 +274,8 @@ class NetworkOps(BuilderCore):
             inputs.append(self._nn_vector(op, x, bias, "bias", out_channels))
         out_h = out_w = None
         if kh is not None and kw is not None:
-            out_h = _out_size(height, kh, dils[0], pads[0], pads[1], steps[0])[0]
-            out_w = _out_size(width, kw, dils[1], pads[2], pads[3], steps[1])[0]
+            out_h = window_size(height, kh, dils[0], pads[0], pads[1], steps[0])[0]
+            out_w = window_size(width, kw, dils[1], pads[2], pads[3], steps[1])[0]
             if (out_h is not None and out_h < 1) or (out_w is not None and out_w < 1):
                 raise ValidationError(
                     f"{op}: the filter ({kh}x{kw}, dilations {dils}) does not fit the padded "
@@ -373,7 +290,7 @@ class NetworkOps(BuilderCore):
         y = self._emit(
             "Conv", inputs, attrs, shape=(batches, out_channels, out_h, out_w), dtype=x.dtype
         )
-        return self._nn_transpose(y, _TO_NHWC if layout == "nhwc" else None)
+        return self._nn_transpose(y, TO_NHWC if layout == "nhwc" else None)
 
     def conv_transpose2d(
         self,
@@ -401,7 +318,7 @@ class NetworkOps(BuilderCore):
         >>> up = builder.conv_transpose2d(x, w, strides=[2, 2], output_padding=[1, 1])
         """
         op = "conv_transpose2d"
-        x = self._nn_input(op, input, 4, _FLOATS)
+        x = self._nn_input(op, input, 4, FLOATS)
         w = self._nn_like(op, x, filter, "filter")
         if w.rank != 4:
             raise ValidationError(f"{op}: the filter must be 4-D, not {shape_text(w.shape)}")
@@ -417,7 +334,7 @@ class NetworkOps(BuilderCore):
             raise ValidationError(
                 f"{op}: output_padding {extra} must be smaller than strides {steps}"
             )
-        x = self._nn_transpose(x, _TO_NCHW if layout == "nhwc" else None)
+        x = self._nn_transpose(x, TO_NCHW if layout == "nhwc" else None)
         w = self._nn_transpose(w, _CONV_TRANSPOSE_FILTERS[w_layout])
         batches, channels, height, width = x.shape
         filter_in, per_group, kh, kw = w.shape
@@ -469,436 +386,7 @@ class NetworkOps(BuilderCore):
         y = self._emit(
             "ConvTranspose", inputs, attrs, shape=(batches, out_channels, *out), dtype=x.dtype
         )
-        return self._nn_transpose(y, _TO_NHWC if layout == "nhwc" else None)
-
-    # ------------------------------------------------------------ pooling
-
-    def average_pool2d(
-        self,
-        input: Operand,
-        *,
-        window_dimensions: Sequence[int] | None = None,
-        padding: Sequence[int] = (0, 0, 0, 0),
-        strides: Sequence[int] = (1, 1),
-        dilations: Sequence[int] = (1, 1),
-        layout: str = "nchw",
-        output_shape_rounding: str = "floor",
-        output_sizes: Sequence[int] | None = None,
-    ) -> Operand:
-        """The mean of each window (padding is not counted in the mean).
-
-        Without ``window_dimensions`` the window is the whole image (global
-        pooling, a ReduceMean, fine with dynamic sizes). With ``dilations``
-        other than 1 (ONNX AveragePool has none before opset 19) it is
-        lowered to window sums of the padded input's positive and negative
-        parts (LpPool with p=1) divided by the count of real elements.
-
-        >>> y = builder.average_pool2d(x, window_dimensions=[2, 2], strides=[2, 2])
-        """
-        return self._nn_pool(
-            "average_pool2d", input, window_dimensions, padding, strides, dilations, layout,
-            output_shape_rounding, output_sizes,
-        )  # fmt: skip
-
-    def l2_pool2d(
-        self,
-        input: Operand,
-        *,
-        window_dimensions: Sequence[int] | None = None,
-        padding: Sequence[int] = (0, 0, 0, 0),
-        strides: Sequence[int] = (1, 1),
-        dilations: Sequence[int] = (1, 1),
-        layout: str = "nchw",
-        output_shape_rounding: str = "floor",
-        output_sizes: Sequence[int] | None = None,
-    ) -> Operand:
-        """The L2 norm (square root of the sum of squares) of each window.
-
-        Lowered to ONNX LpPool (p=2) on an explicitly zero-padded input:
-        OpenVINO's LpPool gets windows cut off by ceil rounding wrong, so the
-        padding is made large enough that no window is cut off. Without
-        ``window_dimensions``: ReduceL2 over the image.
-
-        >>> y = builder.l2_pool2d(x, window_dimensions=[3, 3], padding=[1, 1, 1, 1])
-        """
-        return self._nn_pool(
-            "l2_pool2d", input, window_dimensions, padding, strides, dilations, layout,
-            output_shape_rounding, output_sizes,
-        )  # fmt: skip
-
-    def max_pool2d(
-        self,
-        input: Operand,
-        *,
-        window_dimensions: Sequence[int] | None = None,
-        padding: Sequence[int] = (0, 0, 0, 0),
-        strides: Sequence[int] = (1, 1),
-        dilations: Sequence[int] = (1, 1),
-        layout: str = "nchw",
-        output_shape_rounding: str = "floor",
-        output_sizes: Sequence[int] | None = None,
-    ) -> Operand:
-        """The largest element of each window (f32, f16, i8 or u8: what ONNX MaxPool takes).
-
-        >>> y = builder.max_pool2d(x, window_dimensions=[2, 2], strides=[2, 2], layout="nhwc")
-        """
-        return self._nn_pool(
-            "max_pool2d", input, window_dimensions, padding, strides, dilations, layout,
-            output_shape_rounding, output_sizes,
-        )  # fmt: skip
-
-    def _nn_pool(
-        self,
-        op: str,
-        input: Any,
-        window_dimensions: Any,
-        padding: Any,
-        strides: Any,
-        dilations: Any,
-        layout: Any,
-        output_shape_rounding: Any,
-        output_sizes: Any,
-    ) -> Operand:
-        x = self._nn_input(op, input, 4, _MAX_POOL_DTYPES if op == "max_pool2d" else _FLOATS)
-        layout = self._nn_choice(op, "layout", layout, _LAYOUTS)
-        rounding = self._nn_choice(
-            op, "output_shape_rounding", output_shape_rounding, ("floor", "ceil")
-        )
-        pads = self._nn_ints(op, "padding", padding, 4, 0)
-        steps = self._nn_ints(op, "strides", strides, 2, 1)
-        dils = self._nn_ints(op, "dilations", dilations, 2, 1)
-        sizes = None
-        if output_sizes is not None:
-            sizes = self._nn_ints(op, "output_sizes", output_sizes, 2, 1)
-            if any(pads):
-                # WebNN resets the padding to 0 when output_sizes is given; an
-                # error is kinder than silently ignoring what was asked for.
-                raise ValidationError(
-                    f"{op}: padding {pads} cannot be combined with output_sizes (WebNN ignores "
-                    "the padding then); give one or the other"
-                )
-        spatial = (2, 3) if layout == "nchw" else (1, 2)
-        height, width = (x.shape[a] for a in spatial)
-        if window_dimensions is None and not any(pads) and dils == [1, 1]:
-            return self._nn_global_pool(op, x, spatial, sizes)
-        if window_dimensions is None:
-            if height is None or width is None:
-                raise ValidationError(
-                    f"{op}: the window defaults to the whole image, whose size is dynamic here "
-                    f"{shape_text(x.shape)}; give window_dimensions, or leave padding and "
-                    "dilations at their defaults for a global pool"
-                )
-            window = [height, width]
-        else:
-            window = self._nn_ints(op, "window_dimensions", window_dimensions, 2, 1)
-        if any(p >= window[i // 2] for i, p in enumerate(pads)):
-            raise ValidationError(
-                f"{op}: padding {pads} must be smaller than the window {window} in each "
-                "dimension (ONNX pooling requires it)"
-            )
-        out, ceil = self._nn_pool_sizes(
-            op, (height, width), window, pads, steps, dils, rounding, sizes
-        )
-        x = self._nn_transpose(x, _TO_NCHW if layout == "nhwc" else None)
-        shape = (x.shape[0], x.shape[1], out[0], out[1])
-        attrs: dict[str, AttrValue] = {
-            "kernel_shape": window,
-            "pads": [pads[0], pads[2], pads[1], pads[3]],
-            "strides": steps,
-            "ceil_mode": int(ceil),
-        }
-        if op == "max_pool2d":
-            y = self._emit("MaxPool", [x], {**attrs, "dilations": dils}, shape=shape, dtype=x.dtype)
-        elif op == "average_pool2d" and dils == [1, 1]:
-            attrs["count_include_pad"] = 0
-            y = self._emit("AveragePool", [x], attrs, shape=shape, dtype=x.dtype)
-        elif op == "average_pool2d":
-            y = self._nn_dilated_average(x, window, pads, steps, dils, ceil, shape)
-        else:
-            y = self._nn_window_sum(x, 2, window, pads, steps, dils, ceil, shape)
-        return self._nn_transpose(y, _TO_NHWC if layout == "nhwc" else None)
-
-    def _nn_pool_sizes(
-        self,
-        op: str,
-        dims: tuple[int | None, int | None],
-        window: list[int],
-        pads: list[int],
-        steps: list[int],
-        dils: list[int],
-        rounding: str,
-        sizes: list[int] | None,
-    ) -> tuple[list[int | None], bool]:
-        """The pooled height and width, and whether they are rounded up."""
-        rounded = [
-            _out_size(dims[i], window[i], dils[i], pads[2 * i], pads[2 * i + 1], steps[i])
-            for i in range(2)
-        ]
-        floors = [r[0] for r in rounded]
-        ceils = [r[1] for r in rounded]
-        if sizes is not None:
-            if None in floors:
-                raise ValidationError(
-                    f"{op}: output_sizes needs a static height and width; use "
-                    "output_shape_rounding instead"
-                )
-            if sizes not in (floors, ceils):
-                raise ValidationError(
-                    f"{op}: output_sizes {sizes} is neither {floors} (rounded down) nor "
-                    f"{ceils} (rounded up)"
-                )
-            ceil = sizes != floors
-        else:
-            ceil = rounding == "ceil"
-        out = ceils if ceil else floors
-        if any(d is not None and d < 1 for d in out):
-            raise ValidationError(
-                f"{op}: the window {window} (dilations {dils}) is larger than the padded input "
-                f"{dims[0]}x{dims[1]} (padding {pads})"
-            )
-        if ceil:
-            for i in range(2):
-                size, end, step = dims[i], pads[2 * i + 1], steps[i]
-                reach = (window[i] - 1) * dils[i] + 1
-                last = out[i]
-                starts_in_padding = (
-                    end > reach - step
-                    if size is None or last is None
-                    else (last - 1) * step - pads[2 * i] >= size
-                )
-                if starts_in_padding:
-                    raise ValidationError(
-                        f"{op}: with ceil rounding the last window of dimension {i} would start "
-                        f"inside the ending padding ({end}), where ONNX engines disagree about "
-                        "it; use less ending padding or floor rounding"
-                    )
-        return out, ceil
-
-    def _nn_global_pool(
-        self, op: str, x: Operand, spatial: tuple[int, int], sizes: list[int] | None
-    ) -> Operand:
-        """A pool over the whole image: the matching reduction, fine with dynamic sizes."""
-        if sizes is not None and sizes != [1, 1]:
-            raise ValidationError(
-                f"{op}: output_sizes {sizes} must be [1, 1] when the window is the whole image"
-            )
-        onnx_op = {"average_pool2d": "ReduceMean", "l2_pool2d": "ReduceL2"}.get(op, "ReduceMax")
-        shape = tuple(1 if i in spatial else d for i, d in enumerate(x.shape))
-        axes = self._ints(list(spatial))
-        return self._emit(onnx_op, [x, axes], {"keepdims": 1}, shape=shape, dtype=x.dtype)
-
-    def _nn_window_sum(
-        self,
-        x: Operand,
-        p: int,
-        window: list[int],
-        pads: list[int],
-        steps: list[int],
-        dils: list[int],
-        ceil: bool,
-        shape: Shape,
-    ) -> Operand:
-        """LpPool of NCHW ``x`` with the padding made explicit (zeros).
-
-        Rounding up is done by padding the end with ``stride - 1`` more zeros
-        and rounding down, so that every window is whole: OpenVINO's LpPool
-        is wrong on windows that ceil rounding cuts off.
-        """
-        ends = [pads[1] + (steps[0] - 1 if ceil else 0), pads[3] + (steps[1] - 1 if ceil else 0)]
-        if pads[0] or pads[2] or any(ends):
-            padded = tuple(
-                None if d is None else d + before + after
-                for d, before, after in zip(
-                    x.shape, (0, 0, pads[0], pads[2]), (0, 0, *ends), strict=True
-                )
-            )
-            amounts = self._ints([0, 0, pads[0], pads[2], 0, 0, ends[0], ends[1]])
-            zero = self._nn_filled(0.0, x.dtype, ())
-            x = self._emit("Pad", [x, amounts, zero], shape=padded, dtype=x.dtype)
-        attrs: dict[str, AttrValue] = {
-            "kernel_shape": window, "p": p, "strides": steps, "dilations": dils,
-        }  # fmt: skip
-        return self._emit("LpPool", [x], attrs, shape=shape, dtype=x.dtype)
-
-    def _nn_dilated_average(
-        self,
-        x: Operand,
-        window: list[int],
-        pads: list[int],
-        steps: list[int],
-        dils: list[int],
-        ceil: bool,
-        shape: Shape,
-    ) -> Operand:
-        op = "average_pool2d"
-        windows = (window, pads, steps, dils, ceil, shape)
-        positive = self._nn_window_sum(self._unary(op, "Relu", x), 1, *windows)
-        flipped = self._unary(op, "Relu", self._unary(op, "Neg", x))
-        negative = self._nn_window_sum(flipped, 1, *windows)
-        total = self._binary(op, "Sub", positive, negative)
-        height, width = x.shape[2:]
-        out_h, out_w = shape[2:]
-        if height is not None and width is not None and out_h is not None and out_w is not None:
-            counts = [
-                _taps(size, out, window[i], pads[2 * i], steps[i], dils[i])
-                for i, (size, out) in enumerate(((height, out_h), (width, out_w)))
-            ]
-            if 0 in counts[0] or 0 in counts[1]:
-                raise ValidationError(
-                    f"{op}: with dilations {dils} some window holds only padding; "
-                    "use less padding"
-                )
-            values = [float(a * b) for a in counts[0] for b in counts[1]]
-            count = self._const(
-                x.dtype, (1, 1, out_h, out_w), Tensor(values, dtype=x.dtype).tobytes()
-            )
-        else:
-            # The same window sums over ones give each window's count of real elements.
-            size = self._emit("Shape", [x], {"start": 2}, shape=(2,), dtype="i64")
-            ones_shape = self._emit(
-                "Concat", [self._ints([1, 1]), size], {"axis": 0}, shape=(4,), dtype="i64"
-            )
-            one = self._nn_filled(1.0, x.dtype, (1, 1, 1, 1))
-            ones = self._emit(
-                "Expand", [one, ones_shape], shape=(1, 1, height, width), dtype=x.dtype
-            )
-            count = self._nn_window_sum(
-                ones, 1, window, pads, steps, dils, ceil, (1, 1, out_h, out_w)
-            )
-        return self._binary(op, "Div", total, count)
-
-    # ------------------------------------------------------------ resampling
-
-    def resample2d(
-        self,
-        input: Operand,
-        *,
-        mode: str = "nearest-neighbor",
-        scales: Sequence[float] | None = None,
-        sizes: Sequence[int] | None = None,
-        axes: Sequence[int] = (2, 3),
-    ) -> Operand:
-        """Resize two dimensions of a 4-D tensor by ``scales`` (default [1, 1])
-        or to ``sizes``, with nearest-neighbor or bilinear interpolation.
-
-        Follows WebNN's definition: sampling at pixel centres (ONNX Resize
-        ``half_pixel``), nearest rounding halves down (``round_prefer_floor``),
-        the scale being output size / input size. The output size from
-        ``scales`` is ``floor(size * scale)``; for a dynamic size the graph
-        computes it in f32, which can come out one larger than exact
-        arithmetic when the product is a hair below a whole number (10 * 0.7).
-        Integers (u8, i8) in linear mode are interpolated in f32 and rounded
-        to nearest, halves up (onnxruntime would truncate, OpenVINO round).
-        Linear resampling of other dimension pairs than [2, 3] and [1, 2] is
-        done between transposes (onnxruntime interpolates only those).
-
-        >>> big = builder.resample2d(image, mode="linear", sizes=[736, 736], axes=[1, 2])
-        """
-        op = "resample2d"
-        x = self._nn_input(op, input, 4, _RESAMPLE_DTYPES)
-        mode = self._nn_choice(op, "mode", mode, _RESAMPLE_MODES)
-        factors = [1.0, 1.0]
-        if scales is not None:
-            ok = not isinstance(scales, (str, bytes)) and isinstance(scales, Iterable)
-            factors = list(scales) if ok else []
-            ok = len(factors) == 2 and all(
-                not isinstance(f, bool) and isinstance(f, (int, float)) and 0 < f < math.inf
-                for f in factors
-            )
-            if not ok:
-                raise ValidationError(
-                    f"{op}: scales must be a list of 2 positive numbers, not {scales!r}"
-                )
-            # WebNN's scales are float32.
-            factors = list(struct.unpack("<2f", struct.pack("<2f", *factors)))
-        targets = None if sizes is None else self._nn_ints(op, "sizes", sizes, 2, 1)
-        chosen = self._check_axes(op, axes, 4)
-        if len(chosen) != 2:
-            raise ValidationError(f"{op}: axes must list 2 dimensions, not {list(chosen)}")
-        out: list[int | None] = []
-        for i, axis in enumerate(chosen):
-            size = x.shape[axis]
-            if targets is not None:
-                out.append(targets[i])
-            elif size is None:
-                out.append(None)
-            else:
-                scaled = math.floor(size * factors[i])
-                if not 1 <= scaled < 2**32:
-                    raise ValidationError(
-                        f"{op}: scaling dimension {axis} ({size}) by {factors[i]} gives "
-                        f"{scaled}, not a valid size"
-                    )
-                out.append(scaled)
-        shape = list(x.shape)
-        for axis, size in zip(chosen, out, strict=True):
-            shape[axis] = size
-        same = all(s is not None and s == x.shape[a] for a, s in zip(chosen, out, strict=True))
-        if same or (targets is None and factors == [1.0, 1.0]):
-            # Every sample falls on an input element.
-            return self._emit("Identity", [x], shape=x.shape, dtype=x.dtype)
-        # Resize is given the axes in increasing order (and the sizes to match).
-        order = sorted(range(2), key=lambda i: chosen[i])
-        chosen = [chosen[i] for i in order]
-        if None in out:
-            target = self._nn_scaled_sizes(
-                x, chosen, [factors[i] for i in order], [out[i] for i in order]
-            )
-        else:
-            target = self._ints([out[i] or 0 for i in order])
-        source = x
-        rounding = mode == "linear" and x.dtype not in _FLOATS
-        if rounding:
-            source = self._emit("Cast", [x], {"to": ONNX_TYPES["f32"]}, shape=x.shape, dtype="f32")
-        perm = None
-        if mode == "linear" and chosen not in ([2, 3], [1, 2]):
-            # onnxruntime interpolates linearly only in NCHW or NHWC positions.
-            perm = [a for a in range(4) if a not in chosen] + chosen
-            source = self._nn_transpose(source, perm)
-            shape = [shape[p] for p in perm]
-            chosen = [2, 3]
-        attrs: dict[str, AttrValue] = {
-            "coordinate_transformation_mode": "half_pixel", "axes": chosen,
-        }  # fmt: skip
-        if mode == "linear":
-            attrs["mode"] = "linear"
-        else:
-            attrs.update(mode="nearest", nearest_mode="round_prefer_floor")
-        y = self._emit(
-            "Resize", [source, "", "", target], attrs, shape=tuple(shape), dtype=source.dtype
-        )
-        if perm is not None:
-            y = self._nn_transpose(y, [perm.index(a) for a in range(4)])
-        if rounding:
-            # Halves round up, with a margin: an exact half computes as a hair
-            # above or below it, differently in onnxruntime and OpenVINO.
-            lifted = self._binary(op, "Add", y, 0.5 + _HALF_MARGIN)
-            y = self._emit("Floor", [lifted], shape=y.shape, dtype="f32")
-            y = self._emit("Cast", [y], {"to": ONNX_TYPES[x.dtype]}, shape=y.shape, dtype=x.dtype)
-        return y
-
-    def _nn_scaled_sizes(
-        self, x: Operand, axes: list[int], factors: list[float], known: list[int | None]
-    ) -> Operand:
-        """The output sizes (i64 [2]): ``known`` ones as constants, the others
-        ``floor(size * scale)`` computed in the graph."""
-        op = "resample2d"
-        dims = self._emit("Shape", [x], shape=(x.rank,), dtype="i64")
-        parts = []
-        for axis, factor, size in zip(axes, factors, known, strict=True):
-            if size is not None:
-                # As inferred (in double precision): the graph must give that shape.
-                parts.append(self._ints([size]))
-                continue
-            picked = self._emit("Gather", [dims, self._ints([axis])], shape=(1,), dtype="i64")
-            real = self._emit("Cast", [picked], {"to": ONNX_TYPES["f32"]}, shape=(1,), dtype="f32")
-            scale = self._const("f32", (1,), struct.pack("<f", factor))
-            product = self._binary(op, "Mul", real, scale)
-            rounded = self._emit("Floor", [product], shape=(1,), dtype="f32")
-            parts.append(
-                self._emit("Cast", [rounded], {"to": ONNX_TYPES["i64"]}, shape=(1,), dtype="i64")
-            )
-        return self._emit("Concat", parts, {"axis": 0}, shape=(2,), dtype="i64")
+        return self._nn_transpose(y, TO_NHWC if layout == "nhwc" else None)
 
     # ------------------------------------------------------------ normalization
 
@@ -923,7 +411,7 @@ class NetworkOps(BuilderCore):
         >>> y = builder.batch_normalization(x, mean, var, scale=gamma, bias=beta)
         """
         op = "batch_normalization"
-        x = self._nn_input(op, input, None, _FLOATS)
+        x = self._nn_input(op, input, None, FLOATS)
         if x.rank == 0:
             raise ValidationError(f"{op}: the input is a scalar; it needs rank 1 or more")
         axis = self._check_axis(op, axis, x.rank)
@@ -976,8 +464,8 @@ class NetworkOps(BuilderCore):
         >>> y = builder.instance_normalization(x, scale=gamma, bias=beta, layout="nhwc")
         """
         op = "instance_normalization"
-        x = self._nn_input(op, input, 4, _FLOATS)
-        layout = self._nn_choice(op, "layout", layout, _LAYOUTS)
+        x = self._nn_input(op, input, 4, FLOATS)
+        layout = self._nn_choice(op, "layout", layout, LAYOUTS)
         channel_axis = 1 if layout == "nchw" else 3
         channels = x.shape[channel_axis]
         if scale is not None:
@@ -1024,7 +512,7 @@ class NetworkOps(BuilderCore):
         >>> y = builder.layer_normalization(x, scale=gamma, bias=beta, axes=[2])
         """
         op = "layer_normalization"
-        x = self._nn_input(op, input, None, _FLOATS)
+        x = self._nn_input(op, input, None, FLOATS)
         chosen = list(range(1, x.rank)) if axes is None else self._check_axes(op, axes, x.rank)
         dims = tuple(x.shape[a] for a in chosen)
         params: list[Operand | None] = []

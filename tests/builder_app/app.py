@@ -3,9 +3,10 @@
     builder_app SCRIPT.json
 
 The script is a list of ``{"case": NAME, "inputs": {NAME: TENSOR}}`` with
-TENSOR ``{"dtype": D, "shape": S, "hex": H}``. For each entry it builds the
-case's graph with ``GraphBuilder.build`` (in this component, on the host) and
-prints one JSON line: ``{"case": NAME, "ok": {OUTPUT: TENSOR}}`` or
+TENSOR ``{"dtype": D, "shape": S, "hex": H}``; ``{"fused": PATH, "inputs": ...}``
+loads the ONNX file at PATH with ``fused_cases``' pre/post-processing instead.
+For each entry it builds the case's graph with ``GraphBuilder.build`` (in
+this component, on the host) and prints one JSON line: ``{"case": NAME, "ok": {OUTPUT: TENSOR}}`` or
 ``{"case": NAME, "error": CLASS, "message": M}``. The native tests compare the
 outputs with onnxruntime running the same graph's ONNX.
 """
@@ -15,17 +16,25 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import fused_cases
 from builder_cases import CASES
 from wit_world import exports
 
-from wasinn import GraphBuilder, Tensor, WasiNNError, print_line, run_command
+from wasinn import GraphBuilder, Model, Tensor, WasiNNError, print_line, run_command
 
 
 def run_case(entry: dict[str, Any]) -> dict[str, Any]:
-    name = entry["case"]
+    name = entry.get("case") or entry["fused"]
     try:
-        builder = GraphBuilder()
-        model = builder.build(CASES[name](builder))
+        if "fused" in entry:  # an ONNX file with fused_cases' processing spliced in
+            model = Model.load(
+                entry["fused"],
+                preprocess=fused_cases.preprocess,
+                postprocess=fused_cases.postprocess,
+            )
+        else:
+            builder = GraphBuilder()
+            model = builder.build(CASES[name](builder))
         feed = {
             k: Tensor(bytes.fromhex(v["hex"]), shape=v["shape"], dtype=v["dtype"])
             for k, v in entry["inputs"].items()

@@ -1,0 +1,85 @@
+"""What the network and pooling families share: checks of the input operand
+and of list and choice options, the layout transposes, constants filled with
+one value, and the sliding-window size.
+
+``NetworkOps`` (``_ops_nn``) and ``PoolingOps`` (``_ops_pool``) both derive
+from ``NetworkBase``; it adds no operation of its own.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ._errors import ValidationError
+from ._graph_core import BuilderCore, Operand, shape_text
+from ._tensor import Tensor
+
+FLOATS = ("f32", "f16")
+LAYOUTS = ("nchw", "nhwc")
+TO_NCHW = (0, 3, 1, 2)
+TO_NHWC = (0, 2, 3, 1)
+
+
+def window_size(
+    size: int | None, window: int, dilation: int, begin: int, end: int, stride: int
+) -> tuple[int | None, int | None]:
+    """A sliding window's output size, rounded down and up (``None`` if dynamic).
+
+    >>> window_size(8, 3, 1, 1, 1, 2)   # 8 wide, window 3, padding 1 and 1, stride 2
+    (4, 5)
+    """
+    if size is None:
+        return None, None
+    span = size - ((window - 1) * dilation + 1) + begin + end
+    return span // stride + 1, -(-span // stride) + 1
+
+
+class NetworkBase(BuilderCore):
+    """The helpers of the module docstring; a base of ``NetworkOps`` and ``PoolingOps``."""
+
+    def _nn_input(self, op: str, value: Any, rank: int | None, dtypes: Iterable[str]) -> Operand:
+        x = self._own(op, value)
+        self._check_dtype(op, x, dtypes)
+        if rank is not None and x.rank != rank:
+            raise ValidationError(
+                f"{op}: the input must be {rank}-D, not {x.rank}-D {shape_text(x.shape)}"
+            )
+        return x
+
+    def _nn_ints(self, op: str, name: str, value: Any, length: int, minimum: int) -> list[int]:
+        items = None
+        if not isinstance(value, (str, bytes)) and isinstance(value, Iterable):
+            items = list(value)
+        ok = items is not None and len(items) == length
+        ok = ok and all(
+            isinstance(v, int) and not isinstance(v, bool) and minimum <= v < 2**32
+            for v in items or ()
+        )
+        if not ok or items is None:
+            raise ValidationError(
+                f"{op}: {name} must be a list of {length} integers of at least {minimum}, "
+                f"not {value!r}"
+            )
+        return items
+
+    def _nn_choice(self, op: str, name: str, value: Any, allowed: Iterable[str]) -> str:
+        allowed = tuple(allowed)
+        if value not in allowed:
+            raise ValidationError(
+                f"{op}: {name} must be one of {', '.join(repr(a) for a in allowed)}, "
+                f"not {value!r}"
+            )
+        return str(value)
+
+    def _nn_transpose(self, x: Operand, perm: Sequence[int] | None) -> Operand:
+        if perm is None:
+            return x
+        shape = tuple(x.shape[p] for p in perm)
+        return self._emit("Transpose", [x], {"perm": list(perm)}, shape=shape, dtype=x.dtype)
+
+    def _nn_filled(self, value: float, dtype: str, shape: Sequence[int]) -> Operand:
+        """A constant of ``shape`` with every element ``value`` (default scale and bias)."""
+        count = math.prod(shape)
+        return self._const(dtype, tuple(shape), Tensor([value] * count, dtype=dtype).tobytes())
