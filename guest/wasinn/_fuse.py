@@ -45,9 +45,9 @@ def splice(
     Example (inside ``Model.load``)::
 
         def pre(b):
-            image = b.input("image", shape=[None, None, 3], dtype="u8")
+            image = b.input("image", shape=[480, 640, 3], dtype="u8")
             x = b.transpose(b.cast(image, "f32") / 255.0, permutation=[2, 0, 1])
-            return {"x": b.reshape(x, [1, 3, None, None])}
+            return {"x": b.reshape(x, [1, 3, 480, 640])}
 
         fused = splice(onnx_bytes, "det.onnx", pre, None)
     """

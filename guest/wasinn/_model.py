@@ -381,6 +381,24 @@ class Model(_Resource):
         it is skipped, alone it raises ValidationError. Targets that were
         skipped or failed are listed in ``model.skipped_targets`` with why.
 
+        ``preprocess`` and ``postprocess`` splice array math into an ONNX
+        model, so that the host runs it with the model and the tensors in
+        between never come back to the guest. ``preprocess(b)`` gets a
+        ``GraphBuilder``, declares the new inputs and returns, by model input
+        name, what feeds them; ``postprocess(b, outputs)`` gets the model's
+        outputs as operands and returns the new outputs. ``model.inputs`` and
+        ``model.outputs`` then describe the new signature. The processing is
+        written for ONNX opset 18; a model importing an opset where its
+        operators differ (or an IR model) raises ``FusionError``::
+
+            def pre(b):
+                image = b.input("image", shape=[480, 640, 3], dtype="u8")
+                x = b.transpose(b.cast(image, "f32") / 255.0, permutation=[2, 0, 1])
+                return {"x": b.reshape(x, [1, 3, 480, 640])}
+
+            model = Model.load("det.onnx", preprocess=pre)
+            model.run({"image": Tensor(pixels, shape=(480, 640, 3), dtype="u8")})
+
         Example::
 
             model = Model.load("/app/model/digits.xml", target=["gpu", "cpu"])
