@@ -30,3 +30,25 @@ def test_quick_benchmark_writes_table_and_chart(tmp_path: Path) -> None:
         "raw and wasinn must compute the same"
     )
     assert (tmp_path / "latest.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for heading in ("first build and cache hit", "per-op overhead on tiny tensors",
+                    "image pre-processing"):
+        assert f"## GraphBuilder: {heading}" in table
+    builder = data["builder"]
+    assert list(builder["build"]["build"]) == ["small", "ocr", "cnn"]
+    built = builder["build"]["build"].values()
+    assert all(r["same_onnx"] and r["same_outputs"] for r in built), (
+        "the guest must write the ONNX native CPython writes and compute what native OpenVINO does"
+    )
+    assert all(r["same_outputs"] for r in builder["ops"].values())
+    diff = builder["pre"]["max_abs_diff"]
+    # cv2 rounds to u8 after resizing (up to 1 / 255 / std = 0.0175 off); the rest is exact
+    # arithmetic in f32 or double.
+    assert diff["graph_vs_cv2"] < 0.02 and diff["python_vs_cv2"] < 0.02, diff
+    assert diff["python_vs_graph"] < 1e-3 and diff["graph_vs_native_graph"] < 1e-5, diff
+    rows = data["ops"]["helpers"]
+    assert list(rows) == [
+        "resize", "resize_hd", "normalize", "resize_normalize", "softmax", "argmax", "topk",
+    ]  # fmt: skip
+    assert all(r["python_s"] > r["used_s"] for r in rows.values()), rows
+    assert rows["argmax"]["difference"] == 0 and rows["topk"]["difference"] == 0, rows
+    assert rows["resize"]["difference"] <= 1, rows

@@ -460,3 +460,19 @@ def test_every_case_builds_valid_onnx_offline() -> None:
     for case in CASES:
         data, _ = onnx_of(case)
         assert data.startswith(b"\x08")
+
+
+@pytest.mark.parametrize("dtype", ["i32", "i64"])
+def test_integer_reductions_survive_openvinos_fusion_with_the_next_operation(dtype: str) -> None:
+    """OpenVINO 2026.4 fuses `reduce(int) + constant` into a wrong kernel (25 of 50
+    values of the graph below were wrong before the Max(r, r) guard)."""
+    from builder_check import run_openvino
+
+    np_type = {"i32": np.int32, "i64": np.int64}[dtype]
+    x = np.random.default_rng(0).integers(0, 4, (16, 3, 5)).astype(np_type)
+    for op, ref in (("reduce_sum", np.sum), ("reduce_max", np.max), ("reduce_min", np.min)):
+        b = GraphBuilder()
+        v = b.input("x", shape=[16, 3, 5], dtype=dtype)
+        y = getattr(b, op)(v, axes=[2], keep_dimensions=True) + 1
+        got = run_openvino(b.to_onnx({"y": y}), {"x": x})["y"]
+        np.testing.assert_array_equal(got, ref(x, axis=2, keepdims=True) + 1, err_msg=op)

@@ -3,6 +3,8 @@
     bench_guest both CASE N WARMUP
     bench_guest wasinn libcosts REPS
     bench_guest wasinn profile:CASE N
+    bench_guest wasinn builder:KIND ARGS...   (GraphBuilder; see builder_bench.py)
+    bench_guest wasinn ops:KIND ARGS...       (wasinn.ops helpers; see ops_bench.py)
 
 Each iteration runs one step through the generated wasi-nn bindings directly
 ("raw": fresh host tensors every call, outputs read and dropped, recurrent
@@ -23,6 +25,8 @@ import sys
 import time
 from typing import Any
 
+import builder_bench
+import ops_bench
 from cases import DIGITS, MINILM, VAD, Inputs, case_inputs, floats
 from componentize_py_types import Err
 from wit_world import exports
@@ -225,6 +229,12 @@ def main(args: list[str]) -> int:
     case = args[1]
     if case == "libcosts":
         print_line(json.dumps(lib_costs(int(args[2]))))
+        return 0
+    if case.startswith("builder:"):
+        print_line(json.dumps(builder_bench.run(case.split(":", 1)[1], args[2:])))
+        return 0
+    if case.startswith("ops:"):
+        print_line(json.dumps(ops_bench.run(case.split(":", 1)[1], args[2:])))
         return 0
     if case.startswith("profile:"):
         print_line(json.dumps(profile(case.split(":", 1)[1], int(args[2]))))

@@ -15,6 +15,7 @@ through its own bindings (``wasinn/_bindings``, built from ``wasinn/wit``);
 in plain CPython it imports fine but cannot reach a host.
 """
 
+from . import ops
 from ._builder import GraphBuilder, Operand
 from ._command import print_line, run_command
 from ._dtypes import DTYPES
@@ -63,6 +64,7 @@ __all__ = [
     "UnsupportedOperationError",
     "ValidationError",
     "WasiNNError",
+    "ops",
     "print_line",
     "run_command",
 ]

@@ -1,0 +1,650 @@
+"""One-call array helpers that the host computes: resize, normalize, softmax, argmax, topk.
+
+Pure Python inside a component is slow at array work (resizing a 1920x1080
+photo to 736x736 and normalising it takes over a second); the host's engine
+does it in about 15 milliseconds. Each helper
+here takes a ``Tensor`` and returns ``Tensor`` objects, and does its work
+with a small ``GraphBuilder`` graph run on the host.
+
+Graphs are compiled once per *signature* (the helper, its options, the
+tensor's dtype and rank) with every dimension dynamic, so one compiled model
+serves every size: the first call of a signature pays the compile (tens of
+milliseconds), later calls only the run. For the image helpers, when one
+exact shape keeps coming back (video frames, a fixed model input), its
+``_STATIC_AFTER``-th call compiles a model for that shape alone, which
+OpenVINO runs 10-40 % faster; softmax, argmax and topk stay on the dynamic
+model, which ran as fast or faster (topk twice as fast). At most
+``_CACHE_SIZE`` models are kept; the least recently used is closed. Figures:
+``bench/results/latest.md``, section "wasinn.ops".
+
+Images are described by ``layout``: ``"hwc"`` (height, width, channels: what
+image decoders give), ``"chw"``, or with a leading batch dimension
+``"nhwc"`` / ``"nchw"``.
+
+The host's limits apply: it computes f64 in f32 and i64 in 32 bits, so i64
+values beyond 2**31 do not rank correctly in ``argmax`` and ``topk``.
+
+Example::
+
+    from wasinn import Tensor, ops
+
+    image = Tensor(rgb, shape=(1080, 1920, 3), dtype="u8")
+    small = ops.resize(image, (240, 320))                     # u8 [240, 320, 3]
+    pixels = ops.resize_normalize(image, (736, 736), mean=[0.485, 0.456, 0.406],
+                                  std=[0.229, 0.224, 0.225])  # f32 [3, 736, 736]
+    probs = ops.softmax(logits)                               # along the last axis
+    labels = ops.argmax(probs).tolist()                       # i32, one per row
+    values, indices = ops.topk(probs, 5)                      # the 5 best of each row
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ._builder import GraphBuilder
+from ._errors import ValidationError
+from ._graph_core import Operand, Shape
+from ._model import Model
+from ._onnx_write import ONNX_TYPES
+from ._tensor import Tensor
+
+__all__ = ["argmax", "normalize", "resize", "resize_normalize", "softmax", "topk"]
+
+# Compiled models kept (tiny graphs: the host holds little for each).
+_CACHE_SIZE = 32
+# Calls with one exact shape after which that shape gets a model of its own
+# (for the helpers in _SPECIALIZED, whose static models run faster).
+_STATIC_AFTER = 3
+_SPECIALIZED = frozenset({"resize", "normalize", "resize_normalize"})
+# Exact shapes counted at most; beyond it the counts start again.
+_MAX_COUNTED = 1024
+
+_LAYOUTS = ("hwc", "chw", "nhwc", "nchw")
+_MODES = {"linear": "linear", "nearest-neighbor": "nearest-neighbor", "nearest": "nearest-neighbor"}
+_RESIZE_DTYPES = ("u8", "f16", "f32")
+_FLOAT_DTYPES = ("f16", "bf16", "f32", "f64")
+_INDEX_DTYPES = {"i32": "i32", "int32": "i32", "i64": "i64", "int64": "i64"}
+_NORMALIZED_DTYPES = ("f32", "f16")
+# topk sorts by keys up to k * k in int32.
+_MAX_K = 46340
+
+_Make = Callable[[GraphBuilder, Operand], dict[str, Operand]]
+
+_models: OrderedDict[tuple[Any, ...], Model] = OrderedDict()
+_uses: dict[tuple[Any, ...], int] = {}
+
+
+# ---------------------------------------------------------------- public helpers
+
+
+def resize(
+    image: Any,
+    size: Sequence[int],
+    *,
+    mode: str = "linear",
+    layout: str = "hwc",
+) -> Tensor:
+    """The image resized to ``size`` = (height, width), same dtype and layout.
+
+    ``mode="linear"`` interpolates bilinearly between pixel centres (ONNX
+    ``half_pixel``, no antialiasing): OpenCV's ``cv2.resize`` with
+    ``INTER_LINEAR``, torch's ``interpolate(mode="bilinear",
+    align_corners=False)``; not Pillow's ``BILINEAR``, which also smooths
+    when shrinking. ``"nearest-neighbor"`` (or ``"nearest"``) takes the pixel
+    whose centre is nearest, the lower one on a tie (WebNN's rule): halving
+    takes pixels 0, 2, 4, ... where Pillow's ``NEAREST`` and OpenCV's
+    ``INTER_NEAREST_EXACT`` take 1, 3, 5, ... (they agree when there is no
+    tie). u8 images are interpolated in f32 and rounded to nearest, halves
+    up (OpenCV's fixed-point arithmetic can be 1 off from that). Takes u8,
+    f16 and f32; graphs are those of ``GraphBuilder.resample2d``.
+
+    Example::
+
+        thumb = ops.resize(Tensor(rgb, shape=(480, 640, 3), dtype="u8"), (240, 320))
+        thumb.shape                 # (240, 320, 3)
+    """
+    op = "ops.resize"
+    x = _tensor(op, image, "image")
+    if x.dtype not in _RESIZE_DTYPES:
+        raise ValidationError(
+            f"{op}: the image is {x.dtype}, but resize takes {', '.join(_RESIZE_DTYPES)}"
+        )
+    x4, last = _image(op, x, layout)
+    height, width = _size(op, size)
+    how = _mode(op, mode)
+    axes = [1, 2] if last else [2, 3]
+
+    def make(b: GraphBuilder, v: Operand) -> dict[str, Operand]:
+        return {"y": b.resample2d(v, mode=how, sizes=[height, width], axes=axes)}
+
+    y = _compute(("resize", how, last, height, width), x4, make)["y"]
+    return y if x.ndim == 4 else y.reshape(y.shape[1:])
+
+
+def normalize(
+    image: Any,
+    mean: float | Sequence[float],
+    std: float | Sequence[float],
+    *,
+    scale: float | None = None,
+    layout: str = "hwc",
+    out_layout: str = "chw",
+    dtype: str = "f32",
+) -> Tensor:
+    """``(image * scale - mean) / std`` per channel, as ``dtype`` in ``out_layout``.
+
+    The usual last step before a vision model (torchvision's ``ToTensor``
+    + ``Normalize``, PaddleOCR's ``NormalizeImage``): ``mean`` and ``std``
+    are one number or one per channel, in the units after scaling;
+    ``scale`` defaults to 1/255 for u8 images (0-255 becomes 0-1) and to 1
+    for others. Computed in f32 as ``image * (scale / std) - mean / std``,
+    which agrees with the formula to a few units in the last place; ``dtype``
+    is ``"f32"`` or ``"f16"``. A 3-D ``layout`` may become a 4-D
+    ``out_layout`` (a batch of one) and back, so ``"hwc"`` to ``"nchw"``
+    gives a model's input directly.
+
+    Example::
+
+        pixels = ops.normalize(image, mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])
+        pixels.shape, pixels.dtype  # ((3, 480, 640), 'f32') for a [480, 640, 3] u8 image
+    """
+    op = "ops.normalize"
+    x = _tensor(op, image, "image")
+    x4, last = _image(op, x, layout)
+    affine = _affine(op, x, x4, last, mean, std, scale)
+    out_last, squeeze = _out_layout(op, x4, out_layout)
+    out_dtype = _out_dtype(op, dtype)
+
+    def make(b: GraphBuilder, v: Operand) -> dict[str, Operand]:
+        return {"y": _normalized(b, v, last, affine, out_last, out_dtype)}
+
+    key = ("normalize", x.dtype, last, affine, out_last, out_dtype)
+    y = _compute(key, x4, make)["y"]
+    return y.reshape(y.shape[1:]) if squeeze else y
+
+
+def resize_normalize(
+    image: Any,
+    size: Sequence[int],
+    mean: float | Sequence[float],
+    std: float | Sequence[float],
+    *,
+    mode: str = "linear",
+    scale: float | None = None,
+    layout: str = "hwc",
+    out_layout: str = "chw",
+    dtype: str = "f32",
+) -> Tensor:
+    """``normalize(resize(image, size, ...), mean, std, ...)`` in one host call.
+
+    The common pre-processing of a vision model; the resized image never
+    comes back to the guest. The result equals the two calls' (u8 images
+    are rounded after resizing, as ``resize`` does).
+
+    Example::
+
+        pixels = ops.resize_normalize(image, (736, 736), mean=[0.485, 0.456, 0.406],
+                                      std=[0.229, 0.224, 0.225], out_layout="nchw")
+        pixels.shape                # (1, 3, 736, 736)
+    """
+    op = "ops.resize_normalize"
+    x = _tensor(op, image, "image")
+    if x.dtype not in _RESIZE_DTYPES:
+        raise ValidationError(
+            f"{op}: the image is {x.dtype}, but resize takes {', '.join(_RESIZE_DTYPES)}"
+        )
+    x4, last = _image(op, x, layout)
+    height, width = _size(op, size)
+    how = _mode(op, mode)
+    affine = _affine(op, x, x4, last, mean, std, scale)
+    out_last, squeeze = _out_layout(op, x4, out_layout)
+    out_dtype = _out_dtype(op, dtype)
+    axes = [1, 2] if last else [2, 3]
+
+    def make(b: GraphBuilder, v: Operand) -> dict[str, Operand]:
+        small = b.resample2d(v, mode=how, sizes=[height, width], axes=axes)
+        return {"y": _normalized(b, small, last, affine, out_last, out_dtype)}
+
+    key = ("resize_normalize", how, height, width, x.dtype, last, affine, out_last, out_dtype)
+    y = _compute(key, x4, make)["y"]
+    return y.reshape(y.shape[1:]) if squeeze else y
+
+
+def softmax(t: Any, axis: int = -1) -> Tensor:
+    """``exp(t) / sum(exp(t))`` along ``axis`` (default the last), same dtype.
+
+    Takes f16, bf16, f32 and f64 (the host computes f64 in f32).
+
+    Example::
+
+        probs = ops.softmax(Tensor([[1.0, 2.0, 3.0]]))
+        [round(p, 3) for p in probs.tolist()[0]]   # [0.09, 0.245, 0.665]
+    """
+    op = "ops.softmax"
+    x = _tensor(op, t, "tensor")
+    if x.dtype not in _FLOAT_DTYPES:
+        raise ValidationError(
+            f"{op}: the tensor is {x.dtype}, but softmax takes {', '.join(_FLOAT_DTYPES)}"
+        )
+    _not_empty(op, x)
+    where = _axis(op, axis, x)
+
+    def make(b: GraphBuilder, v: Operand) -> dict[str, Operand]:
+        return {"y": b.softmax(v, axis=where)}
+
+    return _compute(("softmax", where), x, make)["y"]
+
+
+def argmax(
+    t: Any, axis: int | None = -1, *, keepdims: bool = False, index_dtype: str = "i32"
+) -> Tensor:
+    """The index of the largest value along ``axis`` (default the last), as a ``Tensor``.
+
+    Like ``Tensor.argmax(axis)``, ties go to the first index and
+    ``axis=None`` looks at the flattened tensor; unlike it, the default axis
+    is the last one (one index per row: the class of each item of a batch),
+    the result is a ``Tensor`` of ``index_dtype`` (``"i32"`` or ``"i64"``),
+    ``keepdims=True`` keeps the axis with size 1, and NaN is skipped by the
+    host where ``Tensor.argmax`` (like numpy) picks the first NaN.
+
+    Example::
+
+        labels = ops.argmax(logits)          # [batch, classes] -> i32 [batch]
+        labels.tolist()                      # [3, 0, 7, ...]
+    """
+    op = "ops.argmax"
+    x = _tensor(op, t, "tensor")
+    out_type = _index_dtype(op, index_dtype)
+    keep = _flag(op, "keepdims", keepdims)
+    _not_empty(op, x)
+    ndim = x.ndim
+    if axis is None:
+        x, where = x.reshape(x.size), 0
+    else:
+        where = _axis(op, axis, x)
+    # The host cannot return a scalar: a 1-D input keeps its axis there.
+    keep_there = keep or x.ndim == 1
+
+    def make(b: GraphBuilder, v: Operand) -> dict[str, Operand]:
+        return {"i": b.arg_max(v, where, keep_dimensions=keep_there, output_data_type=out_type)}
+
+    index = _compute(("argmax", where, keep_there, out_type), x, make)["i"]
+    if axis is None:
+        return index.reshape((1,) * ndim if keep else ())
+    return index if keep_there == keep else index.reshape(())
+
+
+def topk(
+    t: Any, k: int, axis: int | None = -1, *, index_dtype: str = "i32"
+) -> tuple[Tensor, Tensor]:
+    """The ``k`` largest values along ``axis`` and their indices, largest first.
+
+    Returns ``(values, indices)``: the tensor's shape with ``axis`` cut to
+    ``k``; values keep the dtype, indices are ``index_dtype`` (``"i32"`` or
+    ``"i64"``). As ``Tensor.topk``: ties keep the lower index first, a ``k``
+    larger than the axis gives the whole axis, NaN values are not ordered
+    (leave them out first), and ``axis=None`` ranks the flattened tensor;
+    unlike it, the default axis is the last (the best ``k`` of each row) and
+    the result is two tensors, not ``(index, value)`` pairs.
+
+    ONNX TopK gives the values; OpenVINO does not keep equal values in index
+    order, so the indices come from further TopKs over keys that are unique
+    by construction (see ``_stable_topk``). ``k`` may be at most 46340.
+
+    Example::
+
+        values, indices = ops.topk(probs, 5)         # probs: [batch, classes]
+        indices.tolist()[0]                          # the 5 best classes of item 0
+    """
+    op = "ops.topk"
+    x = _tensor(op, t, "tensor")
+    out_type = _index_dtype(op, index_dtype)
+    if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+        raise ValidationError(f"{op}: k must be a whole number >= 0, not {k!r}")
+    _not_empty(op, x)
+    if axis is None:
+        x, where = x.reshape(x.size), 0
+    else:
+        where = _axis(op, axis, x)
+    k = min(k, x.shape[where])
+    if k > _MAX_K:
+        raise ValidationError(
+            f"{op}: k is at most {_MAX_K} (its sorting keys, up to k * k, are int32), not {k}"
+        )
+    if k == 0:
+        dims = x.shape[:where] + (0,) + x.shape[where + 1 :]
+        return Tensor(b"", shape=dims, dtype=x.dtype), Tensor(b"", shape=dims, dtype=out_type)
+    rank = x.ndim
+
+    def make(b: GraphBuilder, v: Operand) -> dict[str, Operand]:
+        moved = v
+        perm = list(range(rank))
+        if where != rank - 1:
+            perm = perm[:where] + perm[where + 1 :] + [where]
+            moved = b.transpose(v, permutation=perm)
+        values, indices = _stable_topk(b, moved, k)
+        if out_type != "i64":
+            indices = b.cast(indices, out_type)
+        if where != rank - 1:
+            back = [perm.index(a) for a in range(rank)]
+            values = b.transpose(values, permutation=back)
+            indices = b.transpose(indices, permutation=back)
+        return {"values": values, "indices": indices}
+
+    out = _compute(("topk", k, where, out_type), x, make)
+    return out["values"], out["indices"]
+
+
+# ---------------------------------------------------------------- graphs
+
+
+def _normalized(
+    b: GraphBuilder,
+    v: Operand,
+    last: bool,
+    affine: tuple[tuple[float, ...], tuple[float, ...]],
+    out_last: bool,
+    out_dtype: str,
+) -> Operand:
+    """``v * a + c`` per channel in f32, transposed to the output layout, as ``out_dtype``."""
+    y = b.cast(v, "f32") if v.dtype != "f32" else v
+    gain, offset = affine
+    shape = [len(gain)] if last else [len(gain), 1, 1]
+    if any(g != 1.0 for g in gain):
+        y = y * b.constant(list(gain), shape=shape, dtype="f32")
+    if any(o != 0.0 for o in offset):
+        y = y + b.constant(list(offset), shape=shape, dtype="f32")
+    if last != out_last:
+        y = b.transpose(y, permutation=[0, 2, 3, 1] if out_last else [0, 3, 1, 2])
+    if out_dtype != "f32":
+        y = b.cast(y, out_dtype)
+    return y
+
+
+def _stable_topk(b: GraphBuilder, x: Operand, k: int) -> tuple[Operand, Operand]:
+    """The top ``k`` along the last axis of ``x``: values, and i64 indices with
+    ties in index order, on any engine.
+
+    ONNX TopK leaves the order of equal values to the engine, and OpenVINO
+    indeed returns them in no fixed order (onnxruntime keeps index order).
+    Only TopK's *values* are trusted: the k-th largest value ``t`` decides
+    which elements are in (all above ``t``, and the first ones equal to it),
+    a second TopK over keys unique by construction (a reversed running count
+    of the chosen elements) gives their indices in increasing order, a third
+    sorts their values, and a fourth puts equal values back in index order
+    (keys: run of equal values * k + place in index order, unique too).
+    Memory stays linear in the axis and in ``k`` (no k x k comparisons).
+    """
+    lead = x.shape[:-1]
+    wide = x
+    if x.dtype in ("u8", "f16", "bf16"):
+        # Types onnxruntime's TopK lacks; the widened values are exact.
+        wide = b.cast(x, "i32" if x.dtype == "u8" else "f32")
+    if k == 1:
+        # ArgMax keeps the first of equal values on both engines.
+        first = b._emit(
+            "ArgMax", [wide], {"axis": -1, "keepdims": 1, "select_last_index": 0},
+            shape=(*lead, 1), dtype="i64",
+        )  # fmt: skip
+        return _take(b, x, first), first
+    kk = b._ints([k])
+    top, _ = b._emit_many(
+        "TopK", [wide, kk], {"axis": -1, "largest": 1, "sorted": 1},
+        [((*lead, k), wide.dtype), ((*lead, k), "i64")],
+    )  # fmt: skip
+    kth = b._emit("Slice", [top, b._ints([k - 1]), b._ints([k]), b._ints([-1])],
+                  shape=(*lead, 1), dtype=wide.dtype)  # fmt: skip
+    above = _bool(b, "Greater", wide, kth, x.shape)
+    equal = _bool(b, "Equal", wide, kth, x.shape)
+    n_above = _count(b, above)
+    room = b._emit("Sub", [b._scalar(k, "f32", "topk"), n_above], shape=(*lead, 1), dtype="f32")
+    room = b._emit("Cast", [room], {"to": ONNX_TYPES["i32"]}, shape=room.shape, dtype="i32")
+    last_axis = b._scalar(-1, "i64", "topk")
+    seen = b._emit("CumSum", [_i32(b, equal), last_axis], shape=x.shape, dtype="i32")
+    early = _bool(b, "LessOrEqual", seen, room, x.shape)
+    chosen = _bool(b, "Or", above, _bool(b, "And", equal, early, x.shape), x.shape)
+    chosen_i32 = _i32(b, chosen)
+    countdown = b._emit(
+        "CumSum", [chosen_i32, last_axis], {"reverse": 1}, shape=x.shape, dtype="i32"
+    )
+    keys = b._emit("Mul", [chosen_i32, countdown], shape=x.shape, dtype="i32")
+    _, ascending = b._emit_many(
+        "TopK", [keys, kk], {"axis": -1, "largest": 1, "sorted": 1},
+        [((*lead, k), "i32"), ((*lead, k), "i64")],
+    )  # fmt: skip
+    picked = _take(b, wide, ascending)
+    # Sort those largest first; TopK may shuffle equal values, so number the
+    # runs of equal values along the sorted ones (0, 0, 1, 2, 2, ...) and sort
+    # again by run, then by place in index order: keys unique by construction.
+    by_value, place = b._emit_many(
+        "TopK", [picked, kk], {"axis": -1, "largest": 1, "sorted": 1},
+        [((*lead, k), wide.dtype), ((*lead, k), "i64")],
+    )  # fmt: skip
+    pairs = (*lead, k - 1)
+    later = b._emit("Slice", [by_value, b._ints([1]), b._ints([k]), b._ints([-1])],
+                    shape=pairs, dtype=wide.dtype)  # fmt: skip
+    earlier = b._emit("Slice", [by_value, b._ints([0]), b._ints([k - 1]), b._ints([-1])],
+                      shape=pairs, dtype=wide.dtype)  # fmt: skip
+    same = _bool(b, "Equal", later, earlier, pairs)
+    steps = _i32(b, b._emit("Not", [same], shape=pairs, dtype="bool"))
+    pads = b._ints([0] * len(lead) + [1] + [0] * (len(lead) + 1))  # one 0 in front of the last axis
+    steps = b._emit("Pad", [steps, pads], shape=(*lead, k), dtype="i32")
+    run = b._emit("CumSum", [steps, last_axis], shape=(*lead, k), dtype="i32")
+    place32 = b._emit("Cast", [place], {"to": ONNX_TYPES["i32"]}, shape=place.shape, dtype="i32")
+    spread = b._emit("Mul", [run, b._scalar(k, "i32", "topk")], shape=run.shape, dtype="i32")
+    order_keys = b._emit("Add", [spread, place32], shape=run.shape, dtype="i32")
+    _, order = b._emit_many(
+        "TopK", [order_keys, kk], {"axis": -1, "largest": 0, "sorted": 1},
+        [((*lead, k), "i32"), ((*lead, k), "i64")],
+    )  # fmt: skip
+    indices = _take(b, ascending, _take(b, place, order))
+    return _take(b, x, indices), indices
+
+
+def _count(b: GraphBuilder, flags: Operand) -> Operand:
+    """How many of ``flags`` (bool) are true along the last axis, as f32.
+
+    Counted in f32 (exact up to 2**24): OpenVINO 2026.4's CPU plugin gets
+    integer ReduceSum and ReduceMax over the last axis wrong when an
+    element-wise operation follows (half the rows of a [10, 5, 7] input came
+    out 0; onnxruntime was right), and the counts feed a Sub or a Cast.
+    """
+    ones = b._emit("Cast", [flags], {"to": ONNX_TYPES["f32"]}, shape=flags.shape, dtype="f32")
+    shape = (*flags.shape[:-1], 1)
+    return b._emit("ReduceSum", [ones, b._ints([-1])], {"keepdims": 1}, shape=shape, dtype="f32")
+
+
+def _take(b: GraphBuilder, x: Operand, indices: Operand) -> Operand:
+    """``x`` at ``indices`` along the last axis (indices valid by construction)."""
+    shape = (*x.shape[:-1], indices.shape[-1])
+    return b._emit("GatherElements", [x, indices], {"axis": -1}, shape=shape, dtype=x.dtype)
+
+
+def _bool(b: GraphBuilder, onnx_op: str, p: Operand, q: Operand, shape: Shape) -> Operand:
+    return b._emit(onnx_op, [p, q], shape=shape, dtype="bool")
+
+
+def _i32(b: GraphBuilder, flags: Operand) -> Operand:
+    return b._emit("Cast", [flags], {"to": ONNX_TYPES["i32"]}, shape=flags.shape, dtype="i32")
+
+
+# ---------------------------------------------------------------- compiling and caching
+
+
+def _compute(key: tuple[Any, ...], x: Tensor, make: _Make) -> dict[str, Tensor]:
+    """Run the graph ``make`` builds for ``key`` on ``x`` (fed as ``"x"``).
+
+    The first calls use a model whose dimensions are all dynamic, shared by
+    every shape; for helpers in ``_SPECIALIZED`` the ``_STATIC_AFTER``-th call
+    with one exact shape compiles one for that shape, which the host runs faster.
+    """
+    signature = (*key, x.dtype, x.ndim)
+    exact = (*signature, x.shape)
+    specialized = key[0] in _SPECIALIZED
+    found = exact if specialized else signature
+    model = _models.get(found)
+    if model is not None:
+        _models.move_to_end(found)
+    elif not specialized:
+        model = _load(signature, (None,) * x.ndim, x.dtype, make)
+    else:
+        uses = _uses.get(exact, 0) + 1
+        if uses >= _STATIC_AFTER:
+            _uses.pop(exact, None)
+            model = _load(exact, x.shape, x.dtype, make)
+        else:
+            if len(_uses) >= _MAX_COUNTED:
+                _uses.clear()
+            _uses[exact] = uses
+            model = _models.get(signature)
+            if model is None:
+                model = _load(signature, (None,) * x.ndim, x.dtype, make)
+            else:
+                _models.move_to_end(signature)
+    return model.run({"x": x})
+
+
+def _load(key: tuple[Any, ...], shape: Shape, dtype: str, make: _Make) -> Model:
+    b = GraphBuilder()
+    outputs = make(b, b.input("x", shape=shape, dtype=dtype))
+    model = Model.load(b.to_onnx(outputs), encoding="onnx")
+    _models[key] = model
+    while len(_models) > _CACHE_SIZE:
+        _, old = _models.popitem(last=False)
+        old.close()
+    return model
+
+
+# ---------------------------------------------------------------- argument checks
+
+
+def _tensor(op: str, value: Any, role: str) -> Tensor:
+    if isinstance(value, Tensor):
+        return value
+    try:
+        return Tensor(value)
+    except ValidationError as exc:
+        raise ValidationError(f"{op}: the {role} is not a tensor ({exc})") from None
+
+
+def _not_empty(op: str, x: Tensor) -> None:
+    if x.size == 0:
+        raise ValidationError(f"{op}: the tensor is empty (shape {list(x.shape)})")
+
+
+def _axis(op: str, axis: Any, x: Tensor) -> int:
+    n = x.ndim
+    if isinstance(axis, bool) or not isinstance(axis, int) or not -n <= axis < n:
+        span = f"from {-n} to {n - 1}" if n else "(none: the tensor is a scalar)"
+        raise ValidationError(
+            f"{op}: axis must be an integer {span} for shape {list(x.shape)}, not {axis!r}"
+        )
+    return axis % n
+
+
+def _flag(op: str, name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValidationError(f"{op}: {name} must be True or False, not {value!r}")
+    return value
+
+
+def _index_dtype(op: str, value: Any) -> str:
+    name = _INDEX_DTYPES.get(value) if isinstance(value, str) else None
+    if name is None:
+        raise ValidationError(f"{op}: index_dtype must be 'i32' or 'i64', not {value!r}")
+    return name
+
+
+def _image(op: str, x: Tensor, layout: Any) -> tuple[Tensor, bool]:
+    """The image as a 4-D tensor (a batch of one for a 3-D layout), and
+    whether its channels come last."""
+    if layout not in _LAYOUTS:
+        raise ValidationError(f"{op}: layout must be one of {', '.join(_LAYOUTS)}, not {layout!r}")
+    if x.ndim != len(layout):
+        raise ValidationError(
+            f"{op}: layout {layout!r} needs a {len(layout)}-D image, but its shape is "
+            f"{list(x.shape)}"
+        )
+    if x.size == 0:
+        raise ValidationError(f"{op}: the image is empty (shape {list(x.shape)})")
+    four = x if x.ndim == 4 else x.reshape((1, *x.shape))
+    return four, layout.endswith("c")
+
+
+def _out_layout(op: str, x4: Tensor, layout: Any) -> tuple[bool, bool]:
+    """Whether the output's channels come last, and whether to drop the batch axis."""
+    if layout not in _LAYOUTS:
+        raise ValidationError(
+            f"{op}: out_layout must be one of {', '.join(_LAYOUTS)}, not {layout!r}"
+        )
+    squeeze = len(layout) == 3
+    if squeeze and x4.shape[0] != 1:
+        raise ValidationError(
+            f"{op}: out_layout {layout!r} has no batch axis, but the batch holds {x4.shape[0]} "
+            f"images; use {'n' + layout!r}"
+        )
+    return layout.endswith("c"), squeeze
+
+
+def _out_dtype(op: str, dtype: Any) -> str:
+    name = {"float32": "f32", "float16": "f16"}.get(dtype, dtype)
+    if name not in _NORMALIZED_DTYPES:
+        raise ValidationError(f"{op}: dtype must be 'f32' or 'f16', not {dtype!r}")
+    return str(name)
+
+
+def _size(op: str, size: Any) -> tuple[int, int]:
+    ok = isinstance(size, (list, tuple)) and len(size) == 2
+    ok = ok and all(isinstance(d, int) and not isinstance(d, bool) and 0 < d < 2**31 for d in size)
+    if not ok:
+        raise ValidationError(
+            f"{op}: size must be (height, width), two positive whole numbers, not {size!r}"
+        )
+    return size[0], size[1]
+
+
+def _mode(op: str, mode: Any) -> str:
+    how = _MODES.get(mode) if isinstance(mode, str) else None
+    if how is None:
+        raise ValidationError(
+            f"{op}: mode must be 'linear' or 'nearest-neighbor' ('nearest'), not {mode!r}"
+        )
+    return how
+
+
+def _numbers(op: str, name: str, value: Any, channels: int) -> tuple[float, ...]:
+    """``value`` (a number or one per channel) as ``channels`` floats."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        values: list[Any] = [value] * channels
+    elif isinstance(value, (list, tuple)) and len(value) == channels:
+        values = list(value)
+    else:
+        raise ValidationError(
+            f"{op}: {name} must be a number or {channels} numbers (one per channel), not {value!r}"
+        )
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        raise ValidationError(f"{op}: {name} must hold numbers, not {value!r}")
+    if not all(math.isfinite(v) for v in values):
+        raise ValidationError(f"{op}: {name} must be finite, not {value!r}")
+    return tuple(float(v) for v in values)
+
+
+def _affine(
+    op: str, x: Tensor, x4: Tensor, last: bool, mean: Any, std: Any, scale: Any
+) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Per channel, the gain ``scale / std`` and the offset ``-mean / std``."""
+    channels = x4.shape[3] if last else x4.shape[1]
+    means = _numbers(op, "mean", mean, channels)
+    stds = _numbers(op, "std", std, channels)
+    if any(s == 0 for s in stds):
+        raise ValidationError(f"{op}: std must not be 0, not {std!r}")
+    if scale is None:
+        factor = 1 / 255 if x.dtype == "u8" else 1.0
+    else:
+        (factor,) = _numbers(op, "scale", scale, 1)
+    gain = tuple(factor / s for s in stds)
+    offset = tuple(-m / s for m, s in zip(means, stds, strict=True))
+    return gain, offset
