@@ -3,23 +3,13 @@ OpenVINO vs onnxruntime, and the same graphs in a real component (see builder_ch
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pytest
 from builder_app import cases_shape
 from builder_check import (
     Reference,
-    assert_close,
-    check_in_component,
-    check_native,
-    decode,
-    inputs_of,
-    onnx_of,
-    run_component,
     run_openvino,
 )
-from conftest import run_component as run_app
 
 from wasinn import GraphBuilder, ValidationError
 
@@ -183,39 +173,8 @@ REFERENCE: dict[str, Reference] = {
 CASES = list(cases_shape.CASES)
 
 
-def test_every_case_has_a_reference() -> None:
-    assert sorted(REFERENCE) == sorted(CASES)
 
 
-@pytest.mark.parametrize("case", CASES)
-def test_native(case: str) -> None:
-    if case in cases_shape.OV_ONLY:
-        import onnx
-
-        data, _ = onnx_of(case)
-        onnx.checker.check_model(onnx.load_from_string(data), full_check=True)
-        inputs = inputs_of(case)
-        want = REFERENCE[case](**inputs)
-        assert_close(run_openvino(data, inputs), want, f"{case}: OpenVINO vs numpy")
-    else:
-        check_native(case, REFERENCE[case])
-
-
-@pytest.fixture(scope="module")
-def component_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    return run_component(run_app, CASES, tmp_path_factory.mktemp("builder_shape"))
-
-
-@pytest.mark.integration
-@pytest.mark.parametrize("case", CASES)
-def test_in_component(component_results: dict[str, Any], case: str) -> None:
-    line = component_results[case]
-    if case in cases_shape.OV_ONLY:
-        assert "ok" in line, f"{case}: {line.get('error')}: {line.get('message')}"
-        got = {k: decode(v) for k, v in line["ok"].items()}
-        assert_close(got, REFERENCE[case](**inputs_of(case)), f"{case}: component vs numpy")
-    else:
-        check_in_component(line, case)
 
 
 MISUSE = {

@@ -21,7 +21,11 @@ from wasinn import GraphBuilder, Operand
 Case = Callable[[GraphBuilder], dict[str, Operand]]
 
 CASES: dict[str, Case] = {}
+#: Cases onnxruntime cannot run (it lacks kernels for some dtypes): checked
+#: against numpy alone, natively through OpenVINO and in the component.
+OV_ONLY: set[str] = set()
 for module in (cases_elementwise, cases_shape, cases_reduce, cases_nn):
+    OV_ONLY.update(getattr(module, "OV_ONLY", ()))
     for name, case in module.CASES.items():
         if name in CASES:
             raise ValueError(f"builder case {name!r} is defined twice")
