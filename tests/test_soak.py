@@ -12,10 +12,11 @@ Every soak runs twice: through wasinn and through the raw generated bindings
 warm-up) to the last under 5 %, and, because a short run is too short for a
 percentage to catch anything, under a quarter of what leaking the bytes handed
 to the host would cost. That second bound is the one that matters: the pinned
-componentize-py never frees its copy of a ``bytes`` argument to an import, and
-./build.sh patches every component it builds so that the copy is freed
-(tools/free_import_bytes.py); an unpatched component grows by every tensor
-and model it sends. The soaks also show every host resource is released:
+componentize-py never frees its copy of a ``bytes`` argument to an import (nor
+of a list an export returns: tests/test_free_import_bytes.py covers that
+path), and ./build.sh patches every component it builds so that the copy is
+freed (tools/free_import_bytes.py); an unpatched component grows by every
+tensor and model it sends. The soaks also show every host resource is released:
 wasmtime traps a component at 100,000 live handles, and the full VAD soak
 creates 400,000.
 """
