@@ -4,7 +4,8 @@ The properties live in one file per subject: ``test_fuzz_tensor.py`` (building,
 reading and refusing tensors), ``test_fuzz_dtypes.py`` (conversions between
 element types), ``test_fuzz_spec.py`` (checking feeds against a model),
 ``test_fuzz_ir.py`` and ``test_fuzz_onnx.py`` (the metadata readers),
-``test_fuzz_png.py`` and ``test_fuzz_wav.py`` (the sample apps' readers), and
+``test_fuzz_image.py`` and ``test_fuzz_jpeg.py`` (the image decoders of
+``wasinn.image``), ``test_fuzz_wav.py`` (the VAD app's WAV reader), and
 ``test_fuzz_harness.py`` (this module's own checks). Every one is marked
 ``fuzz``.
 

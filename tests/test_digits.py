@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,8 +12,7 @@ from conftest import ROOT, run_component
 pytestmark = pytest.mark.integration
 
 APP = ROOT / "apps" / "digits"
-sys.path.insert(0, str(APP))
-from png import PNGError, read_gray  # noqa: E402  (the app's own reader, run natively)
+from wasinn import image  # noqa: E402  (the app's decoder, run natively)
 
 
 def make_png(width: int, height: int, colour: int, rows: bytes) -> bytes:
@@ -64,9 +62,9 @@ def test_samples_match_native_and_their_labels(built) -> None:
     done = run_component(built["digits"], "--json", *names, cwd=APP)
     assert done.code == 0, done.stderr
     for path, line in zip(samples, done.lines, strict=True):
-        _, _, gray = read_gray(path.read_bytes())
-        image = (np.array(gray, np.float32) / 255.0).reshape(1, 1, 8, 8)
-        expected = native_probs(image)[0]
+        gray = image.decode(path.read_bytes(), mode="L").tobytes()
+        pixels = (np.frombuffer(gray, np.uint8).astype(np.float32) / 255.0).reshape(1, 1, 8, 8)
+        expected = native_probs(pixels)[0]
         np.testing.assert_allclose(line["probs"], expected, atol=1e-6)
         assert int(np.argmax(line["probs"])) == int(path.name[len("digit")])
 
@@ -82,7 +80,7 @@ def test_human_output(built) -> None:
     "content,message",
     [
         (None, "cannot open missing.png: No such file or directory"),
-        (b"not a png at all", "is not a PNG file"),
+        (b"not a png at all", "bad.png is not a PNG, JPEG, PGM or PPM file"),
         ("truncate", "is truncated"),
         ("big", "is 16x8; the digits model reads 8x8 images"),
     ],
@@ -103,14 +101,15 @@ def test_bad_images_give_one_line_errors(built, tmp_path: Path, content, message
     assert len(done.stderr.strip().splitlines()) == 1
 
 
-def test_png_reader_handles_filters_and_colour() -> None:
+def test_png_decoder_handles_filters_and_colour() -> None:
     png = make_png
     # Two RGB rows: the first with Sub, the second with Paeth filtering.
     rows = bytes([1, 10, 20, 30, 5, 5, 5]) + bytes([4, 1, 1, 1, 0, 0, 0])
-    w, h, gray = read_gray(png(2, 2, 2, rows))
-    assert (w, h) == (2, 2)
+    gray = image.decode(png(2, 2, 2, rows), mode="L")
+    assert gray.shape == (2, 2, 1)
     # Row 0 decodes to (10,20,30),(15,25,35); Paeth predicts row 1 from the pixels above.
-    luma = lambda r, g, b: (299 * r + 587 * g + 114 * b + 500) // 1000  # noqa: E731
-    assert gray == [luma(10, 20, 30), luma(15, 25, 35), luma(11, 21, 31), luma(15, 25, 35)]
-    with pytest.raises(PNGError, match="palette PNG"):
-        read_gray(png(1, 1, 3, b"\x00\x00"))
+    luma = lambda r, g, b: (19595 * r + 38470 * g + 7471 * b + 32768) >> 16  # noqa: E731
+    want = [luma(10, 20, 30), luma(15, 25, 35), luma(11, 21, 31), luma(15, 25, 35)]
+    assert list(gray.data) == want
+    with pytest.raises(image.ImageError, match="palette PNG without a PLTE chunk"):
+        image.decode(png(1, 1, 3, b"\x00\x00"))

@@ -34,8 +34,9 @@ FRESH = 0
 STALE = 10
 ERROR = 2
 
-# Python's caches are rewritten by any import of the source; they are outputs, not inputs.
-_SKIP_DIRS = frozenset({"__pycache__"})
+# Caches that Python, mypy, ruff and pytest write beside the sources: outputs,
+# never inputs of a component (and rewritten by every import or lint run).
+_SKIP_DIRS = frozenset({"__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache"})
 _SKIP_SUFFIXES = (".pyc",)
 
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import json
 
-from png import PNGError, read_gray
 from wit_world import exports
 
-from wasinn import Model, Tensor, run_command
+from wasinn import Model, Tensor, image, run_command
 
 MODEL = "/app/model/digits.xml"
 HELDOUT = "/app/data/heldout.u8"
@@ -22,12 +21,16 @@ SIDE = 8
 
 
 def image_tensor(path: str) -> Tensor:
-    """Read an 8x8 PNG into the model's input: f32[1, 1, 8, 8] scaled to 0..1."""
+    """Read an 8x8 image (PNG, or any format wasinn.image decodes) into the
+    model's input: gray levels, f32[1, 1, 8, 8] scaled to 0..1."""
     with open(path, "rb") as f:
-        width, height, gray = read_gray(f.read(), path)
+        gray = image.decode(f.read(), mode="L", name=path)
+    height, width, _ = gray.shape
     if (width, height) != (SIDE, SIDE):
-        raise PNGError(f"{path} is {width}x{height}; the digits model reads {SIDE}x{SIDE} images")
-    return Tensor([v / 255.0 for v in gray], shape=(1, 1, SIDE, SIDE), dtype="f32")
+        raise image.ImageError(
+            f"{path} is {width}x{height}; the digits model reads {SIDE}x{SIDE} images"
+        )
+    return Tensor([v / 255.0 for v in gray.data], shape=(1, 1, SIDE, SIDE), dtype="f32")
 
 
 def classify(model: Model, paths: list[str], as_json: bool) -> None:
@@ -61,7 +64,7 @@ def main(args: list[str]) -> int:
     if not args or args[0] in ("-h", "--help"):
         print(__doc__.strip())
         return 0 if args else 2
-    # Bad files and models raise (OSError, PNGError, WasiNNError): run_command
+    # Bad files and models raise (OSError, ImageError, WasiNNError): run_command
     # turns them into one line on stderr and exit status 1.
     with Model.load(MODEL) as model:
         if args == ["--eval"]:
@@ -74,4 +77,3 @@ def main(args: list[str]) -> int:
 class Run(exports.Run):
     def run(self) -> None:
         run_command(main, name="digits")
-

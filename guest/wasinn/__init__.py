@@ -15,7 +15,7 @@ through its own bindings (``wasinn/_bindings``, built from ``wasinn/wit``);
 in plain CPython it imports fine but cannot reach a host.
 """
 
-from . import ops
+from . import image, ops
 from ._builder import GraphBuilder, Operand
 from ._command import print_line, run_command
 from ._dtypes import DTYPES
@@ -38,6 +38,7 @@ from ._errors import (
 from ._model import Model, Session, StatefulSession
 from ._spec import TensorSpec
 from ._tensor import Tensor
+from .image import ImageError
 
 __version__ = "0.1.0"
 
@@ -45,6 +46,7 @@ __all__ = [
     "DTYPES",
     "FusionError",
     "GraphBuilder",
+    "ImageError",
     "BackendRuntimeError",
     "ClosedError",
     "InvalidArgumentError",
@@ -64,6 +66,7 @@ __all__ = [
     "UnsupportedOperationError",
     "ValidationError",
     "WasiNNError",
+    "image",
     "ops",
     "print_line",
     "run_command",

@@ -1,0 +1,742 @@
+"""JPEG decoding in pure Python: baseline, extended (8-bit) and progressive Huffman.
+
+``decode_jpeg(data, name)`` returns ``(width, height, channels, pixels, info)``:
+``channels`` is 1 (gray) or 3 (RGB), ``pixels`` the samples row by row,
+interleaved, and ``info`` is ``{"orientation": EXIF orientation 1-8 or None}``.
+
+The arithmetic follows libjpeg's defaults step by step, so that the pixels are
+the ones Pillow (libjpeg-turbo) gives, usually bit for bit: the "islow" integer
+IDCT (same constants, same rounding, same range limiting), "fancy" triangle
+upsampling for 2x1, 2x2 and 1x2 chroma (box replication for other ratios),
+and libjpeg's fixed-point YCbCr -> RGB tables.
+
+Refused with ``ImageError`` ("unsupported ..."): arithmetic coding, lossless
+and hierarchical files, 12-bit samples, CMYK/YCCK (4 components), 2-component
+files, fractional sampling ratios, and a height given by a DNL marker.
+
+Hostile input: the size is checked against ``max_pixels`` (default
+``MAX_PIXELS``, 8192 x 8192) before anything is allocated, coefficient blocks are
+allocated only as the entropy-coded data fills them (every block costs at least
+one bit of input), and pixel planes only once every scan decoded. Truncated or
+corrupt data raises ``ImageError``; no other exception escapes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from ._imagecore import MAX_PIXELS, ImageError, check_size
+
+__all__ = ["decode_jpeg"]
+
+# Zigzag position -> natural (row-major) index; 16 extra entries that point at
+# 63 absorb run lengths that overshoot in corrupt data, as libjpeg's table does.
+_ZIGZAG = [
+    0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5,
+    12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6, 7, 14, 21, 28,
+    35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51,
+    58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63,
+] + [63] * 16  # fmt: skip
+
+# libjpeg's post-IDCT range limit: index (value & 1023) of a sample centred on 0.
+# In-range values are shifted by 128 and clamped; wildly out-of-range ones wrap
+# the way libjpeg's do (they only occur in corrupt files).
+_RL = [min(t + 128, 255) for t in range(384)] + [0] * 512 + [t - 896 for t in range(896, 1024)]
+
+# Clamp for colour conversion, offset by 512 so that indexes stay positive.
+_CLAMP = [0] * 512 + list(range(256)) + [255] * 512
+
+
+def _fix(x: float) -> int:
+    return int(x * 65536 + 0.5)
+
+
+# libjpeg's jdcolor.c tables (SCALEBITS = 16), each offset by 512 for _CLAMP.
+_CR_R = [((_fix(1.40200) * (i - 128) + 32768) >> 16) + 512 for i in range(256)]
+_CB_B = [((_fix(1.77200) * (i - 128) + 32768) >> 16) + 512 for i in range(256)]
+# G needs Cb and Cr together: one table indexed by (cb << 8) | cr.
+_CB_G = [-_fix(0.34414) * (i - 128) + 32768 for i in range(256)]
+_CR_G = [-_fix(0.71414) * (i - 128) for i in range(256)]
+_G = [((cbg + crg) >> 16) + 512 for cbg in _CB_G for crg in _CR_G]
+
+_MASK = [(1 << s) - 1 for s in range(17)]
+_HALF = [(1 << s) >> 1 for s in range(17)]
+
+# A Huffman lookup entry is (code length << 8) | symbol, indexed by the next 16
+# bits. Bit patterns that are no code get a length so large that the next read
+# falls off the end of the data (an IndexError, reported as corrupt data).
+_BAD = 1 << 48
+
+_SCAN_END = re.compile(rb"\xff[^\x00\xd0-\xd7]")
+_RESTART = re.compile(rb"\xff[\xd0-\xd7]")
+
+_UNSUPPORTED_SOF = {
+    0xC3: "lossless JPEG",
+    0xC5: "hierarchical JPEG",
+    0xC6: "hierarchical JPEG",
+    0xC7: "hierarchical lossless JPEG",
+    0xC9: "arithmetic-coded JPEG",
+    0xCA: "arithmetic-coded progressive JPEG",
+    0xCB: "arithmetic-coded lossless JPEG",
+    0xCD: "arithmetic-coded hierarchical JPEG",
+    0xCE: "arithmetic-coded hierarchical JPEG",
+    0xCF: "arithmetic-coded hierarchical lossless JPEG",
+}
+
+
+class _Component:
+    __slots__ = ("ident", "h", "v", "tq", "bw", "bh", "dw", "dh", "blocks", "quant", "has_dc")
+
+    def __init__(self, ident: int, h: int, v: int, tq: int) -> None:
+        self.ident, self.h, self.v, self.tq = ident, h, v, tq
+        self.bw = self.bh = self.dw = self.dh = 0
+        self.blocks: list[list[int] | None] = []
+        self.quant: list[int] | None = None  # natural order, latched at its first scan
+        self.has_dc = False  # a scan has given every block its DC coefficient
+
+
+def _huffman_table(counts: bytes, symbols: bytes, dc: bool, name: str) -> list[int]:
+    if dc and any(s > 15 for s in symbols):
+        raise ImageError(f"{name} is corrupt: a DC Huffman table has a symbol over 15")
+    table = [_BAD] * 65536
+    code = k = 0
+    for length in range(1, 17):
+        shift = 16 - length
+        for _ in range(counts[length - 1]):
+            if code >= 1 << length:
+                raise ImageError(f"{name} is corrupt: a Huffman table has too many codes")
+            start = code << shift
+            table[start : start + (1 << shift)] = [(length << 8) | symbols[k]] * (1 << shift)
+            code += 1
+            k += 1
+        code <<= 1
+    return table
+
+
+def _fresh(blocks: list[list[int] | None], idx: int) -> list[int]:
+    """A zeroed coefficient block, stored at ``blocks[idx]``."""
+    block = blocks[idx] = [0] * 64
+    return block
+
+
+def _orientation(body: bytes) -> int | None:
+    """The EXIF orientation (IFD0 tag 0x0112) of an APP1 body, or None."""
+    tiff = body[6:]
+    if len(tiff) < 8 or tiff[:2] not in (b"II", b"MM"):
+        return None
+    order: Literal["little", "big"] = "little" if tiff[:2] == b"II" else "big"
+    ifd = int.from_bytes(tiff[4:8], order)
+    if ifd + 2 > len(tiff):
+        return None
+    for i in range(int.from_bytes(tiff[ifd : ifd + 2], order)):
+        entry = tiff[ifd + 2 + 12 * i : ifd + 14 + 12 * i]
+        if len(entry) < 12:
+            return None
+        if int.from_bytes(entry[:2], order) == 0x0112:
+            if int.from_bytes(entry[2:4], order) != 3:  # SHORT
+                return None
+            value = int.from_bytes(entry[8:10], order)
+            return value if 1 <= value <= 8 else None
+    return None
+
+
+def decode_jpeg(
+    data: bytes, name: str, max_pixels: int = MAX_PIXELS
+) -> tuple[int, int, int, bytes, dict[str, object]]:
+    """Decode a JPEG file into (width, height, channels, pixels, info).
+
+    Example::
+
+        >>> w, h, ch, pixels, info = decode_jpeg(open("cat.jpg", "rb").read(), "cat.jpg")
+        >>> (w, h, ch, len(pixels) == w * h * ch, info)
+        (640, 480, 3, True, {'orientation': None})
+    """
+    return _Decoder(bytes(data), name, max_pixels).decode()
+
+
+class _Decoder:
+    def __init__(self, data: bytes, name: str, max_pixels: int) -> None:
+        self.data, self.name, self.max_pixels = data, name, max_pixels
+        self.quant: list[list[int] | None] = [None] * 4
+        self.dc_tables: list[list[int] | None] = [None] * 4
+        self.ac_tables: list[list[int] | None] = [None] * 4
+        self.restart = 0
+        self.components: list[_Component] = []
+        self.progressive = False
+        self.width = self.height = 0
+        self.hmax = self.vmax = 1
+        self.mcux = self.mcuy = 0
+        self.adobe: int | None = None
+        self.jfif = False
+        self.orientation: int | None = None
+        self.scans = 0
+        self.eobrun = 0
+
+    def fail(self, why: str) -> ImageError:
+        return ImageError(f"{self.name} is {why}")
+
+    def decode(self) -> tuple[int, int, int, bytes, dict[str, object]]:
+        data, n = self.data, len(self.data)
+        if data[:2] != b"\xff\xd8":
+            raise self.fail("not a JPEG file (no SOI marker)")
+        pos = 2
+        while True:
+            # Skip anything up to the next marker (libjpeg warns and does the same).
+            while pos < n and data[pos] != 0xFF:
+                pos += 1
+            while pos < n and data[pos] == 0xFF:
+                pos += 1
+            if pos >= n:
+                if self.scans:
+                    break  # the EOI marker is missing; libjpeg accepts that too
+                raise self.fail("truncated: it ends before any image data")
+            marker = data[pos]
+            pos += 1
+            if marker == 0xD9:
+                break
+            if 0xD0 <= marker <= 0xD7 or marker == 0x01:
+                continue
+            if pos + 2 > n:
+                raise self.fail("truncated inside a marker segment")
+            length = (data[pos] << 8) | data[pos + 1]
+            if length < 2 or pos + length > n:
+                raise self.fail(f"truncated or corrupt: marker 0x{marker:02X} has length {length}")
+            body = data[pos + 2 : pos + length]
+            pos += length
+            if marker == 0xDA:
+                pos = self.scan(body, pos)
+            else:
+                self.segment(marker, body)
+        if not self.components:
+            raise self.fail("corrupt: it has no frame header (SOF marker)")
+        if not self.scans:
+            raise self.fail("corrupt: it has no scan (SOS marker)")
+        if not all(c.has_dc for c in self.components):
+            # libjpeg would paint such a component gray; refusing it keeps the
+            # work proportional to the data (an AC scan can skip every block).
+            raise self.fail("truncated or corrupt: a component has no DC scan")
+        return self.output()
+
+    def segment(self, marker: int, body: bytes) -> None:
+        name = self.name
+        if marker == 0xDB:
+            i = 0
+            while i < len(body):
+                pq, tq = body[i] >> 4, body[i] & 15
+                size = 128 if pq else 64
+                if pq > 1 or tq > 3 or i + 1 + size > len(body):
+                    raise self.fail("corrupt: bad quantisation table (DQT)")
+                raw = body[i + 1 : i + 1 + size]
+                values = (
+                    [(raw[2 * j] << 8) | raw[2 * j + 1] for j in range(64)] if pq else list(raw)
+                )
+                table = [0] * 64
+                for j in range(64):
+                    table[_ZIGZAG[j]] = values[j]
+                self.quant[tq] = table
+                i += 1 + size
+        elif marker == 0xC4:
+            i = 0
+            while i < len(body):
+                if i + 17 > len(body):
+                    raise self.fail("corrupt: bad Huffman table (DHT)")
+                tc, th = body[i] >> 4, body[i] & 15
+                counts = body[i + 1 : i + 17]
+                total = sum(counts)
+                if tc > 1 or th > 3 or total > 256 or i + 17 + total > len(body):
+                    raise self.fail("corrupt: bad Huffman table (DHT)")
+                table = _huffman_table(counts, body[i + 17 : i + 17 + total], tc == 0, name)
+                (self.dc_tables if tc == 0 else self.ac_tables)[th] = table
+                i += 17 + total
+        elif marker in (0xC0, 0xC1, 0xC2):
+            self.frame(marker, body)
+        elif marker in _UNSUPPORTED_SOF:
+            raise self.fail(f"an unsupported kind of JPEG: {_UNSUPPORTED_SOF[marker]}")
+        elif marker == 0xDD:
+            if len(body) < 2:
+                raise self.fail("corrupt: bad restart interval (DRI)")
+            self.restart = (body[0] << 8) | body[1]
+        elif marker == 0xDC:
+            raise self.fail("an unsupported kind of JPEG: its height is in a DNL marker")
+        elif marker == 0xE0 and body[:5] == b"JFIF\0":
+            self.jfif = True
+        elif marker == 0xE1 and body[:6] == b"Exif\0\0" and self.orientation is None:
+            self.orientation = _orientation(body)
+        elif marker == 0xEE and body[:5] == b"Adobe" and len(body) >= 12:
+            self.adobe = body[11]
+
+    def frame(self, marker: int, body: bytes) -> None:
+        if self.components:
+            raise self.fail("corrupt: it has two frame headers (SOF markers)")
+        if len(body) < 6:
+            raise self.fail("corrupt: its frame header (SOF) is too short")
+        precision = body[0]
+        height = (body[1] << 8) | body[2]
+        width = (body[3] << 8) | body[4]
+        count = body[5]
+        if precision != 8:
+            raise self.fail(f"an unsupported kind of JPEG: {precision}-bit samples")
+        if height == 0:
+            raise self.fail("an unsupported kind of JPEG: its height is in a DNL marker")
+        check_size(self.name, width, height, self.max_pixels)
+        if count not in (1, 3):
+            what = "CMYK/YCCK" if count == 4 else f"{count}-component"
+            raise self.fail(f"an unsupported kind of JPEG: {what}")
+        if len(body) < 6 + 3 * count:
+            raise self.fail("corrupt: its frame header (SOF) is too short")
+        comps = []
+        for i in range(count):
+            ident, hv, tq = body[6 + 3 * i : 9 + 3 * i]
+            h, v = hv >> 4, hv & 15
+            if not (1 <= h <= 4 and 1 <= v <= 4) or tq > 3:
+                raise self.fail("corrupt: a component has bad sampling factors or table")
+            comps.append(_Component(ident, h, v, tq))
+        hmax = max(c.h for c in comps)
+        vmax = max(c.v for c in comps)
+        for c in comps:
+            if hmax % c.h or vmax % c.v:
+                raise self.fail("an unsupported kind of JPEG: fractional chroma sampling")
+        self.width, self.height, self.hmax, self.vmax = width, height, hmax, vmax
+        self.mcux = -(-width // (8 * hmax))
+        self.mcuy = -(-height // (8 * vmax))
+        for c in comps:
+            c.bw, c.bh = self.mcux * c.h, self.mcuy * c.v
+            c.dw, c.dh = -(-width * c.h // hmax), -(-height * c.v // vmax)
+            # One slot per block; a block's list is made when data reaches it.
+            c.blocks = [None] * (c.bw * c.bh)
+        self.components = comps
+        self.progressive = marker == 0xC2
+
+    # ------------------------------------------------------------------ scans
+
+    def scan(self, header: bytes, pos: int) -> int:
+        """Decode the scan whose SOS ``header`` ends at ``pos``; return where it ends."""
+        if not self.components:
+            raise self.fail("corrupt: a scan (SOS) comes before the frame header (SOF)")
+        if not header or len(header) < 1 + 2 * header[0] + 3 or not 1 <= header[0] <= 4:
+            raise self.fail("corrupt: bad scan header (SOS)")
+        count = header[0]
+        by_id = {c.ident: c for c in self.components}
+        comps: list[tuple[_Component, list[int] | None, list[int] | None]] = []
+        for i in range(count):
+            ident, tables = header[1 + 2 * i], header[2 + 2 * i]
+            comp = by_id.get(ident)
+            if comp is None or any(comp is c for c, _, _ in comps):
+                raise self.fail("corrupt: a scan names an unknown or repeated component")
+            comps.append((comp, self.dc_tables[tables >> 4 & 3], self.ac_tables[tables & 3]))
+        ss, se = header[1 + 2 * count], header[2 + 2 * count]
+        ah, al = header[3 + 2 * count] >> 4, header[3 + 2 * count] & 15
+        if self.progressive:
+            if ss > se or se > 63 or (ss == 0) != (se == 0) or ah > 13 or al > 13:
+                raise self.fail("corrupt: bad progressive scan parameters")
+            if ss and count != 1:
+                raise self.fail("corrupt: a progressive AC scan has several components")
+            kind = (
+                ("dc_first" if ah == 0 else "dc_refine")
+                if ss == 0
+                else ("ac_first" if ah == 0 else "ac_refine")
+            )
+        else:
+            kind, ss, se, al = "sequential", 0, 63, 0
+        for comp, dct, act in comps:
+            if comp.quant is None:
+                comp.quant = self.quant[comp.tq]
+                if comp.quant is None:
+                    raise self.fail("corrupt: a component's quantisation table is missing")
+            if (dct is None and kind in ("sequential", "dc_first")) or (
+                act is None and kind in ("sequential", "ac_first", "ac_refine")
+            ):
+                raise self.fail("corrupt: a scan uses a Huffman table that is not defined")
+
+        match = _SCAN_END.search(self.data, pos)
+        end = match.start() if match else len(self.data)
+        segments = _RESTART.split(self.data[pos:end])
+        if count == 1:
+            comp = comps[0][0]
+            units_x, units_y = -(-comp.dw // 8), -(-comp.dh // 8)
+        else:
+            units_x, units_y = self.mcux, self.mcuy
+        total = units_x * units_y
+        per = self.restart or total
+        self.scans += 1
+        if kind in ("sequential", "dc_first"):
+            for comp, _, _ in comps:
+                comp.has_dc = True
+        # Every block of these kinds takes at least one bit, so a short interval
+        # is refused before anything is built for it (a small file cannot make
+        # the decoder walk millions of blocks).
+        per_unit = 1 if count == 1 else sum(c.h * c.v for c, _, _ in comps)
+        bit_per_block = kind in ("sequential", "dc_first", "dc_refine")
+        for seg_i, start in enumerate(range(0, total, per)):
+            if seg_i >= len(segments):
+                raise self.fail("truncated: its entropy-coded data ends early")
+            raw = segments[seg_i].replace(b"\xff\x00", b"\xff")
+            if bit_per_block and (min(total, start + per) - start) * per_unit > 8 * len(raw):
+                raise self.fail("truncated: its entropy-coded data ends early")
+            self.eobrun = 0
+            try:
+                used = self.interval(
+                    raw, comps, kind, ss, se, ah, al, start, min(total, start + per), units_x
+                )
+            except IndexError:
+                raise self.fail("corrupt or truncated: bad entropy-coded data") from None
+            if used > 8 * len(raw):
+                raise self.fail("truncated: its entropy-coded data ends early")
+        return end
+
+    def interval(
+        self,
+        raw: bytes,
+        comps: list[tuple[_Component, list[int] | None, list[int] | None]],
+        kind: str,
+        ss: int,
+        se: int,
+        ah: int,
+        al: int,
+        first: int,
+        stop: int,
+        units_x: int,
+    ) -> int:
+        """Decode units [first, stop) of a scan from one restart interval; return bits used."""
+        # w[i] holds bytes i..i+2 as one number, so any 16 bits are one shift away.
+        padded = raw + b"\0\0"
+        w = [
+            (a << 16) | (b << 8) | c
+            for a, b, c in zip(padded, padded[1:], padded[2:], strict=False)
+        ]
+        p = 0
+        zz, mask, half = _ZIGZAG, _MASK, _HALF
+        # The blocks to fill, in order: (component index, block index).
+        units: list[tuple[int, int]] = []
+        if len(comps) == 1:
+            bw = comps[0][0].bw
+            units = [(0, (u // units_x) * bw + u % units_x) for u in range(first, stop)]
+        else:
+            layout = [
+                (ci, dy * c.bw + dx, c.h, c.v * c.bw)
+                for ci, (c, _, _) in enumerate(comps)
+                for dy in range(c.v)
+                for dx in range(c.h)
+            ]
+            for u in range(first, stop):
+                my, mx = divmod(u, units_x)
+                units.extend((ci, my * row + mx * h + off) for ci, off, h, row in layout)
+        blocks = [c.blocks for c, _, _ in comps]
+        dcs = [d for _, d, _ in comps]
+        acs = [a for _, _, a in comps]
+        pred = [0] * len(comps)
+
+        if kind == "sequential":
+            for ci, idx in units:
+                blk = [0] * 64
+                blocks[ci][idx] = blk
+                t = dcs[ci][(w[p >> 3] >> (8 - (p & 7))) & 0xFFFF]  # type: ignore[index]
+                p += t >> 8
+                s = t & 255
+                if s:
+                    v = (w[p >> 3] >> (24 - (p & 7) - s)) & mask[s]
+                    p += s
+                    if v < half[s]:
+                        v -= mask[s]
+                    pred[ci] += v
+                blk[0] = pred[ci]
+                act: list[int] = acs[ci]  # type: ignore[assignment]
+                k = 1
+                while k < 64:
+                    t = act[(w[p >> 3] >> (8 - (p & 7))) & 0xFFFF]
+                    p += t >> 8
+                    s = t & 15
+                    if s:
+                        k += (t >> 4) & 15
+                        v = (w[p >> 3] >> (24 - (p & 7) - s)) & mask[s]
+                        p += s
+                        blk[zz[k]] = v - mask[s] if v < half[s] else v
+                        k += 1
+                    elif t & 0xF0 == 0xF0:
+                        k += 16
+                    else:
+                        break
+            return p
+
+        if kind == "dc_first":
+            for ci, idx in units:
+                blk = blocks[ci][idx] or _fresh(blocks[ci], idx)
+                t = dcs[ci][(w[p >> 3] >> (8 - (p & 7))) & 0xFFFF]  # type: ignore[index]
+                p += t >> 8
+                s = t & 255
+                if s:
+                    v = (w[p >> 3] >> (24 - (p & 7) - s)) & mask[s]
+                    p += s
+                    if v < half[s]:
+                        v -= mask[s]
+                    pred[ci] += v
+                blk[0] = pred[ci] << al
+            return p
+
+        if kind == "dc_refine":
+            bit = 1 << al
+            for ci, idx in units:
+                blk = blocks[ci][idx] or _fresh(blocks[ci], idx)
+                if (w[p >> 3] >> (23 - (p & 7))) & 1:
+                    blk[0] |= bit
+                p += 1
+            return p
+
+        table: list[int] = acs[0]  # type: ignore[assignment]
+        store = blocks[0]
+        eobrun = 0
+        if kind == "ac_first":
+            for _, idx in units:
+                if eobrun:
+                    eobrun -= 1
+                    continue
+                blk = store[idx] or _fresh(store, idx)
+                k = ss
+                while k <= se:
+                    t = table[(w[p >> 3] >> (8 - (p & 7))) & 0xFFFF]
+                    p += t >> 8
+                    s = t & 15
+                    r = (t >> 4) & 15
+                    if s:
+                        k += r
+                        v = (w[p >> 3] >> (24 - (p & 7) - s)) & mask[s]
+                        p += s
+                        blk[zz[k]] = (v - mask[s] if v < half[s] else v) * (1 << al)
+                        k += 1
+                    elif r == 15:
+                        k += 16
+                    else:
+                        eobrun = 1 << r
+                        if r:
+                            eobrun += (w[p >> 3] >> (24 - (p & 7) - r)) & mask[r]
+                            p += r
+                        eobrun -= 1
+                        break
+            return p
+
+        # ac_refine (libjpeg's decode_mcu_AC_refine, step by step)
+        p1 = 1 << al
+        m1 = -1 << al
+        for _, idx in units:
+            blk = store[idx] or _fresh(store, idx)
+            k = ss
+            if not eobrun:
+                while k <= se:
+                    t = table[(w[p >> 3] >> (8 - (p & 7))) & 0xFFFF]
+                    p += t >> 8
+                    s = t & 15
+                    r = (t >> 4) & 15
+                    if s:
+                        # s should be 1; libjpeg warns and carries on, as here
+                        s = p1 if (w[p >> 3] >> (23 - (p & 7))) & 1 else m1
+                        p += 1
+                    elif r != 15:
+                        eobrun = 1 << r
+                        if r:
+                            eobrun += (w[p >> 3] >> (24 - (p & 7) - r)) & mask[r]
+                            p += r
+                        break
+                    while k <= se:
+                        pos = zz[k]
+                        c = blk[pos]
+                        if c:
+                            if (w[p >> 3] >> (23 - (p & 7))) & 1 and not c & p1:
+                                blk[pos] = c + p1 if c >= 0 else c + m1
+                            p += 1
+                        else:
+                            r -= 1
+                            if r < 0:
+                                break
+                        k += 1
+                    if s:
+                        blk[zz[k]] = s
+                    k += 1
+            if eobrun:
+                while k <= se:
+                    pos = zz[k]
+                    c = blk[pos]
+                    if c:
+                        if (w[p >> 3] >> (23 - (p & 7))) & 1 and not c & p1:
+                            blk[pos] = c + p1 if c >= 0 else c + m1
+                        p += 1
+                    k += 1
+                eobrun -= 1
+        return p
+
+    # ------------------------------------------------------------------ pixels
+
+    def plane(self, comp: _Component) -> bytearray:
+        """The component's samples (bw*8 x bh*8), through libjpeg's islow IDCT."""
+        stride = comp.bw * 8
+        out = bytearray(b"\x80") * (stride * comp.bh * 8)
+        q = comp.quant
+        assert q is not None
+        rl = _RL
+        q0 = q[0]
+        for idx, blk in enumerate(comp.blocks):
+            if blk is None:
+                continue
+            by, bx = divmod(idx, comp.bw)
+            base = by * 8 * stride + bx * 8
+            if not any(blk[1:]):
+                row = bytes((rl[((blk[0] * q0 * 4 + 16) >> 5) & 1023],)) * 8
+                for r in range(8):
+                    o = base + r * stride
+                    out[o : o + 8] = row
+                continue
+            d = [a * b for a, b in zip(blk, q, strict=False)]
+            # Pass 1: columns, kept scaled up by 4 (PASS1_BITS = 2).
+            for c in range(8):
+                d1, d2, d3, d4, d5, d6, d7 = d[c + 8 : 64 : 8]
+                if not (d1 or d2 or d3 or d4 or d5 or d6 or d7):
+                    d[c:64:8] = [d[c] << 2] * 8
+                    continue
+                z1 = (d2 + d6) * 4433
+                t2 = z1 - d6 * 15137
+                t3 = z1 + d2 * 6270
+                t0 = ((d[c] + d4) << 13) + 1024
+                t1 = ((d[c] - d4) << 13) + 1024
+                t10, t13, t11, t12 = t0 + t3, t0 - t3, t1 + t2, t1 - t2
+                z5 = (d7 + d3 + d5 + d1) * 9633
+                z1 = (d7 + d1) * -7373
+                z2 = (d5 + d3) * -20995
+                z3 = (d7 + d3) * -16069 + z5
+                z4 = (d5 + d1) * -3196 + z5
+                o0 = d7 * 2446 + z1 + z3
+                o1 = d5 * 16819 + z2 + z4
+                o2 = d3 * 25172 + z2 + z3
+                o3 = d1 * 12299 + z1 + z4
+                d[c : 64 : 8] = [
+                    (t10 + o3) >> 11, (t11 + o2) >> 11, (t12 + o1) >> 11, (t13 + o0) >> 11,
+                    (t13 - o0) >> 11, (t12 - o1) >> 11, (t11 - o2) >> 11, (t10 - o3) >> 11,
+                ]  # fmt: skip
+            # Pass 2: rows, descaled by 2^18 (CONST_BITS + PASS1_BITS + 3).
+            o = base
+            for r in range(0, 64, 8):
+                w0, w1, w2, w3, w4, w5, w6, w7 = d[r : r + 8]
+                if not (w1 or w2 or w3 or w4 or w5 or w6 or w7):
+                    out[o : o + 8] = bytes((rl[((w0 + 16) >> 5) & 1023],)) * 8
+                    o += stride
+                    continue
+                z1 = (w2 + w6) * 4433
+                t2 = z1 - w6 * 15137
+                t3 = z1 + w2 * 6270
+                t0 = ((w0 + w4) << 13) + 131072
+                t1 = ((w0 - w4) << 13) + 131072
+                t10, t13, t11, t12 = t0 + t3, t0 - t3, t1 + t2, t1 - t2
+                z5 = (w7 + w3 + w5 + w1) * 9633
+                z1 = (w7 + w1) * -7373
+                z2 = (w5 + w3) * -20995
+                z3 = (w7 + w3) * -16069 + z5
+                z4 = (w5 + w1) * -3196 + z5
+                o0 = w7 * 2446 + z1 + z3
+                o1 = w5 * 16819 + z2 + z4
+                o2 = w3 * 25172 + z2 + z3
+                o3 = w1 * 12299 + z1 + z4
+                out[o : o + 8] = bytes((
+                    rl[(t10 + o3) >> 18 & 1023], rl[(t11 + o2) >> 18 & 1023],
+                    rl[(t12 + o1) >> 18 & 1023], rl[(t13 + o0) >> 18 & 1023],
+                    rl[(t13 - o0) >> 18 & 1023], rl[(t12 - o1) >> 18 & 1023],
+                    rl[(t11 - o2) >> 18 & 1023], rl[(t10 - o3) >> 18 & 1023],
+                ))  # fmt: skip
+                o += stride
+        return out
+
+    def full(self, comp: _Component) -> bytes:
+        """The component upsampled to the image size, as libjpeg does by default."""
+        width, height = self.width, self.height
+        samples = self.plane(comp)
+        stride = comp.bw * 8
+        fh, fv = self.hmax // comp.h, self.vmax // comp.v
+        dw, dh = comp.dw, comp.dh
+        rows = [samples[y * stride : y * stride + dw] for y in range(dh)]
+        if fh == 1 and fv == 1:
+            return b"".join(bytes(r[:width]) for r in rows)
+        out: list[bytes | bytearray] = []
+        if fh == 2 and fv == 2 and dw > 2:
+            for y in range(height):
+                near = rows[y >> 1]
+                other = (
+                    rows[max(0, (y >> 1) - 1)] if y & 1 == 0 else rows[min(dh - 1, (y >> 1) + 1)]
+                )
+                cs = [3 * a + b for a, b in zip(near, other, strict=False)]
+                line = bytearray(2 * dw)
+                line[0::2] = bytes(
+                    [
+                        (3 * c + left + 8) >> 4
+                        for c, left in zip(cs, [cs[0], *cs[:-1]], strict=False)
+                    ]
+                )
+                line[1::2] = bytes(
+                    [
+                        (3 * c + right + 7) >> 4
+                        for c, right in zip(cs, [*cs[1:], cs[-1]], strict=False)
+                    ]
+                )
+                out.append(line[:width])
+            return b"".join(out)
+        if fh == 2 and fv == 1 and dw > 2:
+            for y in range(height):
+                row = rows[y]
+                line = bytearray(2 * dw)
+                line[0::2] = bytes(
+                    [
+                        (3 * c + left + 1) >> 2
+                        for c, left in zip(row, [row[0], *row[:-1]], strict=False)
+                    ]
+                )
+                line[1::2] = bytes(
+                    [
+                        (3 * c + right + 2) >> 2
+                        for c, right in zip(row, [*row[1:], row[-1]], strict=False)
+                    ]
+                )
+                out.append(line[:width])
+            return b"".join(out)
+        if fh == 1 and fv == 2:
+            for y in range(height):
+                near = rows[y >> 1]
+                if y & 1 == 0:
+                    other, bias = rows[max(0, (y >> 1) - 1)], 1
+                else:
+                    other, bias = rows[min(dh - 1, (y >> 1) + 1)], 2
+                out.append(
+                    bytes([(3 * a + b + bias) >> 2 for a, b in zip(near, other, strict=False)])[
+                        :width
+                    ]
+                )
+            return b"".join(out)
+        # Other integral ratios: replicate each sample fh x fv times.
+        for y in range(height):
+            row = rows[min(dh - 1, y // fv)]
+            line = bytearray(fh * dw)
+            for i in range(fh):
+                line[i::fh] = row
+            out.append(line[:width])
+        return b"".join(out)
+
+    def output(self) -> tuple[int, int, int, bytes, dict[str, object]]:
+        info: dict[str, object] = {"orientation": self.orientation}
+        comps = self.components
+        width, height = self.width, self.height
+        if len(comps) == 1:
+            return width, height, 1, self.full(comps[0]), info
+        planes = [self.full(c) for c in comps]
+        out = bytearray(width * height * 3)
+        rgb_ids = [c.ident for c in comps] == [82, 71, 66]
+        # libjpeg's order: a JFIF marker means YCbCr, else Adobe's transform flag
+        # decides, else component ids 'R', 'G', 'B' mean RGB.
+        if not self.jfif and (self.adobe == 0 or (self.adobe is None and rgb_ids)):
+            for i in range(3):
+                out[i::3] = planes[i]
+            return width, height, 3, bytes(out), info
+        ys, cbs, crs = planes
+        clamp = _CLAMP
+        cr_r, cb_b, g = _CR_R, _CB_B, _G
+        out[0::3] = bytes([clamp[y + cr_r[cr]] for y, cr in zip(ys, crs, strict=False)])
+        out[1::3] = bytes(
+            [clamp[y + g[(cb << 8) | cr]] for y, cb, cr in zip(ys, cbs, crs, strict=False)]
+        )
+        out[2::3] = bytes([clamp[y + cb_b[cb]] for y, cb in zip(ys, cbs, strict=False)])
+        return width, height, 3, bytes(out), info

@@ -1,0 +1,199 @@
+"""Fuzz: the pure-Python JPEG decoder (``wasinn._jpeg.decode_jpeg``).
+
+Seeds are small files Pillow writes (baseline, progressive, gray, 4:4:4 /
+4:2:2 / 4:2:0, restart markers, EXIF). Mutations at the marker-segment level
+(drop, duplicate, swap, edit a segment's body, change frame and scan header
+fields, split or corrupt the entropy-coded data) and at the byte level must give
+well-formed pixels or ``ImageError`` naming the file, quickly; any other
+exception is a bug. Pillow's own decoding of the unmutated seeds is the oracle
+for the first property. See fuzzing.py for budgets and limits.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+from typing import Any
+
+import pytest
+from fuzzing import BYTE_OPS, FUZZ, Ops, mutate, ran, time_limit
+from hypothesis import given
+from hypothesis import strategies as st
+
+from wasinn._imagecore import ImageError
+from wasinn._jpeg import decode_jpeg
+
+pytestmark = pytest.mark.fuzz
+
+Image = pytest.importorskip("PIL.Image")
+
+
+def _picture(width: int, height: int, mode: str, seed: int) -> Any:
+    image = Image.new("RGB", (width, height))
+    image.putdata(
+        [
+            ((x * 29 + seed * 7) % 256, (y * 41 + x * 3) % 256, ((x ^ y) * 13 + seed) % 256)
+            for y in range(height)
+            for x in range(width)
+        ]
+    )
+    return image.convert(mode)
+
+
+def _encode(image: Any, **options: Any) -> bytes:
+    out = io.BytesIO()
+    image.save(out, "JPEG", **options)
+    return out.getvalue()
+
+
+def _seeds() -> tuple[bytes, ...]:
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    made = [
+        _encode(_picture(13, 11, "RGB", 0), quality=75),
+        _encode(_picture(16, 8, "RGB", 1), quality=90, subsampling=0),
+        _encode(_picture(18, 9, "RGB", 2), quality=50, subsampling=1),
+        _encode(_picture(17, 17, "RGB", 3), quality=75, progressive=True),
+        _encode(_picture(9, 20, "RGB", 4), quality=95, progressive=True, subsampling=0),
+        _encode(_picture(12, 7, "L", 5), quality=75),
+        _encode(_picture(12, 13, "L", 6), quality=60, progressive=True),
+        _encode(_picture(32, 16, "RGB", 7), quality=75, restart_marker_blocks=1),
+        _encode(_picture(24, 16, "RGB", 8), quality=75, progressive=True, restart_marker_blocks=1),
+        _encode(_picture(8, 8, "RGB", 9), quality=75, exif=exif),
+        _encode(_picture(10, 6, "RGB", 10), quality=80, keep_rgb=True),
+    ]
+    return tuple(made)
+
+
+JPEG_SEEDS = _seeds()
+
+
+def segments(data: bytes) -> list[list[Any]]:
+    """[marker, body, entropy-coded data after it] for each segment after SOI (EOI dropped)."""
+    out: list[list[Any]] = []
+    pos = 2
+    while pos + 4 <= len(data) and data[pos] == 0xFF:
+        marker = data[pos + 1]
+        if marker == 0xD9:
+            break
+        length = struct.unpack(">H", data[pos + 2 : pos + 4])[0]
+        body = data[pos + 4 : pos + 2 + length]
+        pos += 2 + length
+        tail = b""
+        if marker == 0xDA:
+            end = pos
+            while end + 1 < len(data) and not (
+                data[end] == 0xFF and data[end + 1] not in (0x00, *range(0xD0, 0xD8))
+            ):
+                end += 1
+            tail, pos = data[pos:end], end
+        out.append([marker, body, tail])
+    return out
+
+
+def join(parts: list[list[Any]]) -> bytes:
+    out = bytearray(b"\xff\xd8")
+    for marker, body, tail in parts:
+        out += bytes((0xFF, marker & 0xFF)) + struct.pack(">H", (len(body) + 2) & 0xFFFF)
+        out += body + tail
+    return bytes(out + b"\xff\xd9")
+
+
+MARKERS = st.sampled_from(
+    (0xC0, 0xC1, 0xC2, 0xC3, 0xC4, 0xC9, 0xDA, 0xDB, 0xDD, 0xDC, 0xE0, 0xE1, 0xEE, 0xFE, 0xD0)
+)
+FIELD_VALUES = st.sampled_from((0, 1, 2, 3, 4, 8, 12, 15, 16, 17, 63, 64, 255)) | st.integers(
+    0, 255
+)
+SEGMENT_OPS = st.one_of(
+    st.tuples(st.just("drop"), st.integers(0, 99)),
+    st.tuples(st.just("dup"), st.integers(0, 99)),
+    st.tuples(st.just("swap"), st.integers(0, 99)),
+    st.tuples(st.just("marker"), st.integers(0, 99), MARKERS),
+    st.tuples(st.just("field"), st.integers(0, 99), st.integers(0, 40), FIELD_VALUES),
+    st.tuples(st.just("body"), st.integers(0, 99), BYTE_OPS),
+    st.tuples(st.just("entropy"), st.integers(0, 99), BYTE_OPS),
+    st.tuples(st.just("size"), st.integers(0, 8192), st.integers(0, 8192)),
+    st.tuples(st.just("insert"), st.integers(0, 99), MARKERS, st.binary(max_size=24)),
+)
+
+
+def mutate_jpeg(data: bytes, ops: Ops) -> bytes:
+    parts = segments(data)
+    for op in ops:
+        if not parts:
+            break
+        kind = op[0]
+        i = op[1] % len(parts) if kind != "size" else 0
+        if kind == "drop":
+            del parts[i]
+        elif kind == "dup":
+            parts.insert(i, list(parts[i]))
+        elif kind == "swap" and i + 1 < len(parts):
+            parts[i], parts[i + 1] = parts[i + 1], parts[i]
+        elif kind == "marker":
+            parts[i][0] = op[2]
+        elif kind == "field" and parts[i][1]:
+            body = bytearray(parts[i][1])
+            body[op[2] % len(body)] = op[3]
+            parts[i][1] = bytes(body)
+        elif kind == "body":
+            parts[i][1] = mutate(parts[i][1], [op[2]], JPEG_SEEDS)
+        elif kind == "entropy":
+            scans = [p for p in parts if p[0] == 0xDA]
+            if scans:
+                scan = scans[op[1] % len(scans)]
+                scan[2] = mutate(scan[2], [op[2]], JPEG_SEEDS)
+        elif kind == "size":
+            for p in parts:
+                if p[0] in (0xC0, 0xC1, 0xC2) and len(p[1]) >= 5:
+                    p[1] = p[1][:1] + struct.pack(">HH", op[2], op[1]) + p[1][5:]
+        elif kind == "insert":
+            parts.insert(i, [op[2], op[3], b""])
+    return join(parts)
+
+
+def read_jpeg(data: bytes) -> Any:
+    """(w, h, channels) or None for ImageError; any other exception fails the example."""
+    with time_limit():
+        try:
+            w, h, channels, pixels, info = decode_jpeg(data, "fuzzed.jpg")
+        except ImageError as exc:
+            assert "fuzzed.jpg" in str(exc), exc
+            return None
+    assert type(w) is int and type(h) is int and w > 0 and h > 0
+    assert channels in (1, 3)
+    assert type(pixels) is bytes and len(pixels) == w * h * channels
+    assert set(info) == {"orientation"}
+    assert info["orientation"] is None or 1 <= info["orientation"] <= 8
+    return w, h, channels
+
+
+@FUZZ
+@given(st.integers(0, 99), st.lists(SEGMENT_OPS, max_size=4), st.lists(BYTE_OPS, max_size=3))
+def test_jpeg_decoder_survives_mutations(seed: int, ops: Ops, then: Ops) -> None:
+    data = mutate(mutate_jpeg(JPEG_SEEDS[seed % len(JPEG_SEEDS)], ops), then, JPEG_SEEDS)
+    ran("decoded" if read_jpeg(data) is not None else "refused")
+
+
+@FUZZ
+@given(st.integers(0, 99), st.lists(BYTE_OPS, min_size=1, max_size=4))
+def test_jpeg_decoder_survives_byte_mutations(seed: int, ops: Ops) -> None:
+    data = mutate(JPEG_SEEDS[seed % len(JPEG_SEEDS)], ops, JPEG_SEEDS)
+    ran("decoded" if read_jpeg(data) is not None else "refused")
+
+
+def test_harness_seeds_decode_like_pillow() -> None:
+    """Unmutated seeds decode to exactly Pillow's pixels (so a seed is a real JPEG)."""
+    for seed in JPEG_SEEDS:
+        with Image.open(io.BytesIO(seed)) as ref:
+            ref.load()
+            w, h, channels, pixels, _ = decode_jpeg(seed, "seed.jpg")
+            assert (w, h) == ref.size and {1: "L", 3: "RGB"}[channels] == ref.mode
+            assert pixels == ref.tobytes()
+
+
+def test_harness_segment_mutator_keeps_unmutated_files() -> None:
+    for seed in JPEG_SEEDS:
+        assert decode_jpeg(mutate_jpeg(seed, []), "s.jpg") == decode_jpeg(seed, "s.jpg")
+    assert mutate_jpeg(JPEG_SEEDS[0], [("drop", 0)]) != JPEG_SEEDS[0]

@@ -1,0 +1,144 @@
+"""wasinn.image inside a real component (tests/image_app) against Pillow natively,
+and the guest's decode time for a 1920x1080 RGB PNG."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import subprocess
+import time
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import ROOT, run_component
+from PIL import Image
+from test_image import CASES, encode_png, pillow_pixels, random_case
+
+from wasinn import image
+
+pytestmark = pytest.mark.integration
+
+APP = ROOT / "tests" / "image_app"
+
+
+@pytest.fixture(scope="module")
+def image_app() -> Path:
+    done = subprocess.run(
+        [str(ROOT / "build.sh"), "build", str(APP)], capture_output=True, text=True
+    )
+    if done.returncode:
+        pytest.fail(f"building {APP} failed:\n{done.stdout}\n{done.stderr}")
+    return APP
+
+
+def run_files(app: Path, cwd: Path, *args: str) -> list[dict[str, object]]:
+    done = run_component(app, *args, cwd=cwd, timeout=600)
+    done.assert_no_trap()
+    assert done.code == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def test_component_decodes_like_pillow(image_app: Path, tmp_path: Path) -> None:
+    files: dict[str, bytes] = {}
+    for i, (colour, depth) in enumerate(CASES):
+        samples, plte = random_case(colour, depth, 21, 13, i)
+        for interlace in (False, True):
+            name = f"c{colour}_{depth}{'_i' if interlace else ''}.png"
+            files[name] = encode_png(
+                21, 13, colour, depth, samples, interlace=interlace, plte=plte, seed=i
+            )
+    rng = random.Random(1)
+    photo = Image.frombytes("RGB", (40, 30), bytes(rng.randrange(256) for _ in range(3600)))
+    for mode in ("RGBA", "P", "1", "LA"):
+        out = io.BytesIO()
+        photo.convert(mode).save(out, "PNG")
+        files[f"pillow_{mode}.png"] = out.getvalue()
+    out = io.BytesIO()
+    photo.save(out, "PPM")
+    files["photo.ppm"] = out.getvalue()
+    files["corrupt.png"] = files["c2_8.png"][:-20]
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    names = sorted(files)
+    results = run_files(image_app, tmp_path, *names)
+    assert [r["file"] for r in results] == names
+    for name, got in zip(names, results, strict=True):
+        if name == "corrupt.png":
+            assert got["error"] == "ImageError" and "corrupt.png is truncated" in str(
+                got["message"]
+            )
+            continue
+        channels, want = pillow_pixels(files[name])
+        assert got["shape"][2] == channels, name  # type: ignore[index]
+        assert bytes.fromhex(str(got["hex"])) == want, name
+    # conversions inside the guest, too
+    converted = run_files(image_app, tmp_path, "--mode", "L", "pillow_RGBA.png", "c3_8.png")
+    for got, name in zip(converted, ("pillow_RGBA.png", "c3_8.png"), strict=True):
+        with Image.open(io.BytesIO(files[name])) as im:
+            assert bytes.fromhex(str(got["hex"])) == im.convert("RGB").convert("L").tobytes()
+
+
+def paeth_filtered_png(pixels: np.ndarray, kind: int) -> bytes:
+    """An RGB PNG whose every row uses filter ``kind`` (3 Average, 4 Paeth): the slow paths."""
+    h, w, _ = pixels.shape
+    x = pixels.reshape(h, w * 3).astype(np.int32)
+    a = np.zeros_like(x)
+    a[:, 3:] = x[:, :-3]
+    b = np.zeros_like(x)
+    b[1:] = x[:-1]
+    c = np.zeros_like(x)
+    c[1:, 3:] = x[:-1, :-3]
+    if kind == 3:
+        pred = (a + b) >> 1
+    else:
+        p = a + b - c
+        pa, pb, pc = np.abs(p - a), np.abs(p - b), np.abs(p - c)
+        pred = np.where((pa <= pb) & (pa <= pc), a, np.where(pb <= pc, b, c))
+    rows = np.concatenate([np.full((h, 1), kind), (x - pred) & 255], axis=1).astype(np.uint8)
+    out = io.BytesIO()
+    Image.fromarray(pixels).save(out, "PNG")  # borrow Pillow's IHDR, then swap the data
+    data = out.getvalue()
+    ihdr = data[8 : 8 + 25]
+    body = zlib.compress(rows.tobytes(), 6)
+    idat = (
+        len(body).to_bytes(4, "big")
+        + b"IDAT"
+        + body
+        + zlib.crc32(b"IDAT" + body).to_bytes(4, "big")
+    )
+    return data[:8] + ihdr + idat + bytes.fromhex("0000000049454e44ae426082")
+
+
+def test_guest_decodes_a_1920x1080_rgb_png(image_app: Path, tmp_path: Path) -> None:
+    """Timed inside the guest (best of 3); printed with native wasinn and Pillow for the report."""
+    rng = np.random.default_rng(0)
+    h, w = 1080, 1920
+    y, x = np.mgrid[0:h, 0:w]
+    base = np.stack([x * 255 // w, y * 255 // h, (x + y) % 256], -1)
+    photo = np.clip(base + rng.integers(-12, 13, (h, w, 3)), 0, 255).astype(np.uint8)
+    out = io.BytesIO()
+    Image.fromarray(photo).save(out, "PNG")
+    files = {"pillow.png": out.getvalue(), "average.png": paeth_filtered_png(photo, 3),
+             "paeth.png": paeth_filtered_png(photo, 4)}  # fmt: skip
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    results = run_files(image_app, tmp_path, "--repeat", "3", *files)
+    report = []
+    for (name, data), got in zip(files.items(), results, strict=True):
+        assert got["crc32"] == zlib.crc32(photo.tobytes()), name
+        start = time.perf_counter()
+        assert image.decode(data).tobytes() == photo.tobytes()
+        native = time.perf_counter() - start
+        start = time.perf_counter()
+        with Image.open(io.BytesIO(data)) as im:
+            im.load()
+        pillow = time.perf_counter() - start
+        report.append(
+            f"{name}: guest {got['seconds']:.3f} s, native wasinn {native:.3f} s, "
+            f"Pillow {pillow:.4f} s"
+        )
+        assert float(str(got["seconds"])) < 20  # a sanity bound; the goal (0.5 s) is reported
+    print("\n" + "\n".join(report))
