@@ -24,6 +24,7 @@ corrupt data raises ``ImageError``; no other exception escapes.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Literal
 
 from ._imagecore import MAX_PIXELS, ImageError, check_size
@@ -661,38 +662,12 @@ class _Decoder:
                     rows[max(0, (y >> 1) - 1)] if y & 1 == 0 else rows[min(dh - 1, (y >> 1) + 1)]
                 )
                 cs = [3 * a + b for a, b in zip(near, other, strict=False)]
-                line = bytearray(2 * dw)
-                line[0::2] = bytes(
-                    [
-                        (3 * c + left + 8) >> 4
-                        for c, left in zip(cs, [cs[0], *cs[:-1]], strict=False)
-                    ]
-                )
-                line[1::2] = bytes(
-                    [
-                        (3 * c + right + 7) >> 4
-                        for c, right in zip(cs, [*cs[1:], cs[-1]], strict=False)
-                    ]
-                )
-                out.append(line[:width])
+                # Vertical sums carry a factor of 4: libjpeg's h2v2 rounding.
+                out.append(_widen(cs, 8, 7, 4, width))
             return b"".join(out)
         if fh == 2 and fv == 1 and dw > 2:
             for y in range(height):
-                row = rows[y]
-                line = bytearray(2 * dw)
-                line[0::2] = bytes(
-                    [
-                        (3 * c + left + 1) >> 2
-                        for c, left in zip(row, [row[0], *row[:-1]], strict=False)
-                    ]
-                )
-                line[1::2] = bytes(
-                    [
-                        (3 * c + right + 2) >> 2
-                        for c, right in zip(row, [*row[1:], row[-1]], strict=False)
-                    ]
-                )
-                out.append(line[:width])
+                out.append(_widen(rows[y], 1, 2, 2, width))
             return b"".join(out)
         if fh == 1 and fv == 2:
             for y in range(height):
@@ -740,3 +715,21 @@ class _Decoder:
         )
         out[2::3] = bytes([clamp[y + cb_b[cb]] for y, cb in zip(ys, cbs, strict=False)])
         return width, height, 3, bytes(out), info
+
+
+def _widen(
+    row: Sequence[int], left_bias: int, right_bias: int, shift: int, width: int
+) -> bytearray:
+    """One row doubled in width by libjpeg's triangle filter: each sample
+    becomes ``(3 * c + neighbour + bias) >> shift``, the left neighbour for the
+    first copy, the right one for the second (edges repeat). h2v1 uses biases
+    1 and 2 with shift 2; h2v2 passes rows already weighted 3:1 vertically,
+    with biases 8 and 7 and shift 4."""
+    line = bytearray(2 * len(row))
+    line[0::2] = bytes(
+        [(3 * c + n + left_bias) >> shift for c, n in zip(row, [row[0], *row[:-1]], strict=False)]
+    )
+    line[1::2] = bytes(
+        [(3 * c + n + right_bias) >> shift for c, n in zip(row, [*row[1:], row[-1]], strict=False)]
+    )
+    return line[:width]

@@ -110,12 +110,19 @@ class NetworkOps(NetworkBase):
         return self._binary(op, "Div", centred, spread)
 
     def _nn_affine(
-        self, op: str, y: Operand, scale: Operand | None, bias: Operand | None
+        self,
+        op: str,
+        y: Operand,
+        scale: Operand | None,
+        bias: Operand | None,
+        after: Sequence[int] = (),
     ) -> Operand:
+        """``y * scale + bias``, either left out when ``None``; ``after`` inserts
+        dimensions of 1 into scale and bias first, so that they broadcast."""
         if scale is not None:
-            y = self._binary(op, "Mul", y, scale)
+            y = self._binary(op, "Mul", y, self._nn_unsqueeze(scale, after))
         if bias is not None:
-            y = self._binary(op, "Add", y, bias)
+            y = self._binary(op, "Add", y, self._nn_unsqueeze(bias, after))
         return y
 
     # ------------------------------------------------------------ matrix products
@@ -439,11 +446,7 @@ class NetworkOps(NetworkBase):
         spread = self._unary(op, "Sqrt", self._binary(op, "Add", variance, eps))
         centred = self._binary(op, "Sub", x, self._nn_unsqueeze(mean, after))
         y = self._binary(op, "Div", centred, self._nn_unsqueeze(spread, after))
-        if scale is not None:
-            scale = self._nn_unsqueeze(scale, after)
-        if bias is not None:
-            bias = self._nn_unsqueeze(bias, after)
-        return self._nn_affine(op, y, scale, bias)
+        return self._nn_affine(op, y, scale, bias, after)
 
     def instance_normalization(
         self,
@@ -487,11 +490,7 @@ class NetworkOps(NetworkBase):
         spatial = [2, 3] if layout == "nchw" else [1, 2]
         y = self._nn_standardize(op, x, spatial, eps)
         after = [1, 2] if layout == "nchw" else []
-        if scale is not None:
-            scale = self._nn_unsqueeze(scale, after)
-        if bias is not None:
-            bias = self._nn_unsqueeze(bias, after)
-        return self._nn_affine(op, y, scale, bias)
+        return self._nn_affine(op, y, scale, bias, after)
 
     def layer_normalization(
         self,

@@ -107,14 +107,7 @@ def resize(
         thumb.shape                 # (240, 320, 3)
     """
     op = "ops.resize"
-    x = _tensor(op, image, "image")
-    if x.dtype not in _RESIZE_DTYPES:
-        raise ValidationError(
-            f"{op}: the image is {x.dtype}, but resize takes {', '.join(_RESIZE_DTYPES)}"
-        )
-    x4, last = _image(op, x, layout)
-    height, width = _size(op, size)
-    how = _mode(op, mode)
+    x, x4, last, (height, width), how = _resize_args(op, image, size, mode, layout)
     axes = [1, 2] if last else [2, 3]
 
     def make(b: GraphBuilder, v: Operand) -> dict[str, Operand]:
@@ -191,14 +184,7 @@ def resize_normalize(
         pixels.shape                # (1, 3, 736, 736)
     """
     op = "ops.resize_normalize"
-    x = _tensor(op, image, "image")
-    if x.dtype not in _RESIZE_DTYPES:
-        raise ValidationError(
-            f"{op}: the image is {x.dtype}, but resize takes {', '.join(_RESIZE_DTYPES)}"
-        )
-    x4, last = _image(op, x, layout)
-    height, width = _size(op, size)
-    how = _mode(op, mode)
+    x, x4, last, (height, width), how = _resize_args(op, image, size, mode, layout)
     affine = _affine(op, x, x4, last, mean, std, scale)
     out_last, squeeze = _out_layout(op, x4, out_layout)
     out_dtype = _out_dtype(op, dtype)
@@ -519,6 +505,20 @@ def _load(key: tuple[Any, ...], shape: Shape, dtype: str, make: _Make) -> Model:
 
 
 # ---------------------------------------------------------------- argument checks
+
+
+def _resize_args(
+    op: str, image: Any, size: Any, mode: Any, layout: Any
+) -> tuple[Tensor, Tensor, bool, tuple[int, int], str]:
+    """The checked arguments of a resizing helper: the image, its 4-D form,
+    whether channels come last, the (height, width) wanted, the mode."""
+    x = _tensor(op, image, "image")
+    if x.dtype not in _RESIZE_DTYPES:
+        raise ValidationError(
+            f"{op}: the image is {x.dtype}, but resize takes {', '.join(_RESIZE_DTYPES)}"
+        )
+    x4, last = _image(op, x, layout)
+    return x, x4, last, _size(op, size), _mode(op, mode)
 
 
 def _tensor(op: str, value: Any, role: str) -> Tensor:
