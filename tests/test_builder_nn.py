@@ -176,6 +176,55 @@ def resample(
     return y.astype(dtype)
 
 
+def grid_sample(
+    x: Arr, grid: Arr, mode: str = "linear", padding: str = "zeros", corners: bool = False
+) -> Arr:
+    """ONNX GridSample by its definition, in f64: each output position reads the
+    taps around (x, y); a tap outside the image reads 0 ("zeros") or the
+    nearest edge pixel ("border"); cubic weights use a = -0.75."""
+    n, c, height, width = x.shape
+    v = x.astype(F64)
+
+    def pixel(g: Arr, size: int) -> Arr:
+        return (g + 1) / 2 * (size - 1) if corners else ((g + 1) * size - 1) / 2
+
+    def tap(img: Arr, iy: Arr, ix: Arr) -> Arr:
+        inside = (iy >= 0) & (iy < height) & (ix >= 0) & (ix < width)
+        got = img[:, np.clip(iy, 0, height - 1), np.clip(ix, 0, width - 1)]
+        return got if padding == "border" else np.where(inside, got, 0.0)
+
+    def cubic(t: Arr) -> list[Arr]:
+        a = -0.75
+        far, near = t + 1, t
+
+        def w_near(d: Arr) -> Arr:
+            return ((a + 2) * d - (a + 3)) * d * d + 1
+
+        def w_far(d: Arr) -> Arr:
+            return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+
+        return [w_far(far), w_near(near), w_near(1 - t), w_far(2 - t)]
+
+    out = np.zeros((n, c, grid.shape[1], grid.shape[2]))
+    for b in range(n):
+        px = pixel(grid[b, ..., 0].astype(F64), width)
+        py = pixel(grid[b, ..., 1].astype(F64), height)
+        if mode == "nearest-neighbor":
+            out[b] = tap(v[b], np.rint(py).astype(int), np.rint(px).astype(int))
+            continue
+        x0, y0 = np.floor(px).astype(int), np.floor(py).astype(int)
+        tx, ty = px - x0, py - y0
+        if mode == "linear":
+            for dy, wy in ((0, 1 - ty), (1, ty)):
+                for dx, wx in ((0, 1 - tx), (1, tx)):
+                    out[b] += tap(v[b], y0 + dy, x0 + dx) * (wy * wx)
+            continue
+        for dy, wy in zip(range(-1, 3), cubic(ty), strict=True):
+            for dx, wx in zip(range(-1, 3), cubic(tx), strict=True):
+                out[b] += tap(v[b], y0 + dy, x0 + dx) * (wy * wx)
+    return out.astype(x.dtype)
+
+
 def normalize(x: Arr, axes: Sequence[int], epsilon: float = 1e-5) -> Arr:
     """(x - mean) / sqrt(variance + epsilon) over axes, in f64."""
     x = x.astype(F64)
@@ -410,6 +459,20 @@ REFERENCE: dict[str, Reference] = {
         "f16_l2": pool(h, "l2", [2, 2]),
     },
     "resample_modes": _resample_modes,
+    "resample_runtime_sizes": lambda x, image, s: {
+        "linear": resample(x, "linear", list(np.abs(s) + 1)),
+        "nearest": resample(x, "nearest", list(np.abs(s) + 1)),
+        "nhwc_u8": resample(image, "linear", list(np.abs(s) + 1), axes=[1, 2]),
+        "swapped": resample(x, "linear", list(np.abs(s) + 1), axes=[3, 2]),
+    },
+    "grid_sample_modes": lambda x, grid, half, hgrid: {
+        "linear": grid_sample(x, grid),
+        "linear_border_corners": grid_sample(x, grid, padding="border", corners=True),
+        "cubic_border_corners": grid_sample(x, grid, "cubic", "border", True),
+        "cubic": grid_sample(x, grid, "cubic"),
+        "nearest": grid_sample(x, grid, "nearest-neighbor", "border"),
+        "f16": grid_sample(half, hgrid, padding="border"),
+    },
     "resample_nhwc_axes": lambda image, other: {
         "nhwc": resample(image, "linear", [11, 8], axes=[1, 2]),
         "nearest": resample(image, "nearest", scales=[0.5, 2.0], axes=[1, 2]),
@@ -675,6 +738,38 @@ MISUSE: dict[str, tuple[Misuse, str]] = {
     "resample axes range": (
         lambda b, o: b.resample2d(o["x"], axes=[2, 4]),
         "resample2d: every axis must be an integer from 0 to 3 for an input of rank 4",
+    ),
+    "resample sizes operand": (
+        lambda b, o: b.resample2d(o["x"], sizes=b.input("s3", shape=[3], dtype="i32")),
+        "resample2d: the sizes operand must have shape [2], not [3]",
+    ),
+    "resample sizes float": (
+        lambda b, o: b.resample2d(o["x"], sizes=b.input("sf", shape=[2], dtype="f32")),
+        "resample2d: the sizes is f32, but resample2d takes i32, i64",
+    ),
+    "grid_sample grid shape": (
+        lambda b, o: b.grid_sample(o["x"], b.input("g", shape=[1, 3, 3, 3], dtype="f32")),
+        "grid_sample: the grid must be [N, H_out, W_out, 2], not [1, 3, 3, 3]",
+    ),
+    "grid_sample batch": (
+        lambda b, o: b.grid_sample(o["x"], b.input("g", shape=[2, 3, 3, 2], dtype="f32")),
+        "grid_sample: the input's batch (1) and the grid's (2) must be equal",
+    ),
+    "grid_sample mode": (
+        lambda b, o: b.grid_sample(
+            o["x"], b.input("g", shape=[1, 3, 3, 2], dtype="f32"), mode="bicubic"
+        ),
+        "grid_sample: mode must be one of 'nearest-neighbor', 'linear', 'cubic', not 'bicubic'",
+    ),
+    "grid_sample padding": (
+        lambda b, o: b.grid_sample(
+            o["x"], b.input("g", shape=[1, 3, 3, 2], dtype="f32"), padding_mode="reflection"
+        ),
+        "grid_sample: padding_mode must be one of 'zeros', 'border', not 'reflection'",
+    ),
+    "grid_sample ints": (
+        lambda b, o: b.grid_sample(o["u"], o["x"]),
+        "grid_sample: the input is u8, but grid_sample takes f32, f16",
     ),
     "resample too small": (
         lambda b, o: b.resample2d(o["x"], scales=[0.1, 1.0]),

@@ -316,6 +316,40 @@ def resample_modes(b: GraphBuilder) -> dict[str, Operand]:
 
 
 @case
+def resample_runtime_sizes(b: GraphBuilder) -> dict[str, Operand]:
+    x = b.input("x", shape=[1, 2, None, None], dtype="f32")
+    image = b.input("image", shape=[1, None, None, 3], dtype="u8")
+    s = b.input("s", shape=[2], dtype="i32")
+    sizes = b.add(b.abs(s), b.constant([1, 1], dtype="i32"))  # 1 to 6
+    return {
+        "linear": b.resample2d(x, mode="linear", sizes=sizes),
+        "nearest": b.resample2d(x, sizes=b.cast(sizes, "i64")),
+        "nhwc_u8": b.resample2d(image, mode="linear", sizes=sizes, axes=[1, 2]),
+        "swapped": b.resample2d(x, mode="linear", sizes=sizes, axes=[3, 2]),
+    }
+
+
+@case
+def grid_sample_modes(b: GraphBuilder) -> dict[str, Operand]:
+    x = b.input("x", shape=[2, 3, 4, 5], dtype="f32")
+    grid = b.input("grid", shape=[2, 3, 6, 2], dtype="f32")  # reaches outside [-1, 1]
+    half = b.input("half", shape=[1, 1, 3, 3], dtype="f16")
+    hgrid = b.input("hgrid", shape=[1, 2, 2, 2], dtype="f16")
+    return {
+        "linear": b.grid_sample(x, grid),
+        "linear_border_corners": b.grid_sample(
+            x, grid, padding_mode="border", align_corners=True
+        ),
+        "cubic_border_corners": b.grid_sample(
+            x, grid, mode="cubic", padding_mode="border", align_corners=True
+        ),
+        "cubic": b.grid_sample(x, grid, mode="cubic"),
+        "nearest": b.grid_sample(x, grid, mode="nearest-neighbor", padding_mode="border"),
+        "f16": b.grid_sample(half, hgrid, padding_mode="border"),
+    }
+
+
+@case
 def resample_nhwc_axes(b: GraphBuilder) -> dict[str, Operand]:
     image = b.input("image", shape=[1, 6, 5, 3], dtype="f32")
     other = b.input("other", shape=[4, 3, 5, 2], dtype="f32")

@@ -35,7 +35,7 @@ from typing import Any
 from componentize_py_types import Err
 from wit_world import exports
 
-from wasinn import Model, Session, Tensor, WasiNNError
+from wasinn import Model, Session, Tensor, WasiNNError, print_line
 
 
 def make_tensor(spec: Any, lets: dict[str, Tensor]) -> Any:
@@ -235,7 +235,8 @@ def main(args: list[str]) -> int:
                 model = replacement
                 print(json.dumps({"ok": describe(model)}))
                 continue
-            print(json.dumps({"ok": step(model, st, lets, sessions)}))
+            # print_line: one write over 64 KiB would be cut (a big output's hex).
+            print_line(json.dumps({"ok": step(model, st, lets, sessions)}))
         except (WasiNNError, OSError) as exc:
             report(exc)
             failed = True
