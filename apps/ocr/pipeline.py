@@ -1,0 +1,355 @@
+"""PP-OCRv4 text reading as rapidocr 1.4.4 does it with its default settings.
+
+``Reader.read(pixels)`` takes a decoded RGB image and returns its text lines:
+
+1. rapidocr's image limits: longest side at most 2000, shortest at least 30
+   (resized to multiples of 32), then black bands above and below an image
+   30 or fewer pixels high or more than 8 times as wide as high.
+2. Detection: resized so the shorter side is 736 (multiples of 32),
+   normalised, DBNet, probability map and dilated mask (host, fused into the
+   model: ``graphs.detector_input`` / ``detector_output``); boxes from the mask
+   (``boxes.py``, pure Python).
+3. Each box cut out with a perspective warp (host: ``graphs.crop_graph``).
+4. Direction: the classifier in batches of 6, shortest lines first; lines it
+   calls "180" with probability above 0.9 are read upside down.
+5. Recognition in batches of 6, shortest first, each padded to the batch's
+   widest line (host: ``graphs.line_input`` fused in front of the model and
+   ``best_characters`` behind it); CTC greedy decoding, lines scoring below
+   0.5 dropped.
+6. Boxes mapped back to the input image's pixels.
+
+Where this differs from rapidocr: OpenCV resizes u8 images in fixed point,
+the host in f32 (samples can differ by 1); ties in the sort by width keep
+their order here (numpy's argsort does not promise that).
+"""
+
+from __future__ import annotations
+
+import array
+import math
+import time
+from collections.abc import Iterator, Sequence
+from typing import NamedTuple
+
+import graphs
+from boxes import detect_boxes
+from geometry import Cut, Point, cut
+from rotated import f32
+
+from wasinn import GraphBuilder, Model, Tensor, ops
+
+#: rapidocr's defaults (its config.yaml).
+MAX_SIDE = 2000
+MIN_SIDE = 30
+MIN_HEIGHT = 30
+MAX_WIDTH_RATIO = 8
+DETECTOR_SIDE = 736
+BATCH = 6
+CLASSIFIER_WIDTH = 192
+UPSIDE_DOWN_SCORE = 0.9
+RECOGNISER_WIDTH = 320
+TEXT_SCORE = 0.5
+#: Samples one crop_graph run may take (N boxes x tallest x widest), to bound host memory.
+CROP_SAMPLES = 4_000_000
+
+
+class Line(NamedTuple):
+    """One line of text: its box (4 corners, clockwise from top-left, in the
+    input image's pixels), the text and its score (mean character probability)."""
+
+    box: list[list[float]]
+    text: str
+    score: float
+
+
+class Reading(NamedTuple):
+    """What ``Reader.read`` found, and the milliseconds each stage took."""
+
+    lines: list[Line]
+    ms: dict[str, float]
+
+
+class Reader:
+    """The three PP-OCRv4 models with the processing fused around them.
+
+    Example::
+
+        reader = Reader("/models/ocr")
+        for line in reader.read(image.decode(data, mode="RGB")).lines:
+            print(line.text, line.score)
+    """
+
+    def __init__(self, models: str) -> None:
+        self.detector = Model.load(
+            f"{models}/det.onnx",
+            preprocess=graphs.detector_input,
+            postprocess=graphs.detector_output,
+        )
+        self.classifier = Model.load(f"{models}/cls.onnx", preprocess=graphs.line_input)
+        self.recogniser = Model.load(
+            f"{models}/rec.onnx",
+            preprocess=graphs.line_input,
+            postprocess=graphs.best_characters,
+        )
+        builder = GraphBuilder()
+        self.cropper = Model.load(builder.to_onnx(graphs.crop_graph(builder)), encoding="onnx")
+        # CTC class 0 is the blank; the model's list of characters follows, then a space.
+        listed = self.recogniser.metadata.get("character")
+        if not listed:
+            raise ValueError(f"{models}/rec.onnx has no 'character' list in its metadata")
+        self.characters = ["", *listed.splitlines(), " "]
+
+    def close(self) -> None:
+        """Release the models on the host."""
+        for model in (self.detector, self.classifier, self.recogniser, self.cropper):
+            model.close()
+
+    def read(self, pixels: Tensor) -> Reading:
+        """The text lines of ``pixels`` (u8 [H, W, 3], RGB), top to bottom."""
+        ms: dict[str, float] = {}
+        clock = time.perf_counter()
+
+        def lap(stage: str) -> None:
+            nonlocal clock
+            now = time.perf_counter()
+            ms[stage] = ms.get(stage, 0.0) + (now - clock) * 1000
+            clock = now
+
+        raw_height, raw_width = pixels.shape[0], pixels.shape[1]
+        image, scale_y, scale_x = _within_limits(pixels)
+        image, top = _letterboxed(image)
+        height, width = image.shape[0], image.shape[1]
+        lap("prepare")
+        found = self._detect(image)
+        lap("detect")
+        if not found:
+            return Reading([], ms)
+        cuts = [cut(box, height, width) for box in found]
+        crops = self._crop(image, cuts)
+        lap("crop")
+        upside_down = self._classify(crops, cuts)
+        lap("classify")
+        texts = self._recognise(crops, cuts, upside_down)
+        lap("recognise")
+        lines = []
+        for box, (text, score) in zip(found, texts, strict=True):
+            if score >= TEXT_SCORE:
+                corners = _original(box, top, scale_y, scale_x, raw_height, raw_width)
+                lines.append(Line(corners, text, score))
+        return Reading(lines, ms)
+
+    # ------------------------------------------------------------ stages
+
+    def _detect(self, image: Tensor) -> list[list[Point]]:
+        height, width = image.shape[0], image.shape[1]
+        side = DETECTOR_SIDE
+        ratio = 1.0
+        if min(height, width) < side:
+            ratio = side / height if height < width else side / width
+        size_h = int(round(int(height * ratio) / 32) * 32)
+        size_w = int(round(int(width * ratio) / 32) * 32)
+        if size_h <= 0 or size_w <= 0:
+            return []
+        size = Tensor([size_h, size_w], dtype="i32")
+        out = self.detector.run({"image": image, "size": size})
+        prob = array.array("f", out["prob"].tobytes())
+        found = detect_boxes(prob, out["mask"].tobytes(), size_h, size_w, height, width)
+        return [box.points for box in found]
+
+    def _crop(self, image: Tensor, cuts: Sequence[Cut]) -> list[bytes]:
+        """Each cut's pixels (u8 [height, width, 3], row-major)."""
+        crops: list[bytes] = []
+        for group in _groups(cuts):
+            tall = max(c.height for c in group)
+            wide = max(c.width for c in group)
+            warps = Tensor([v for c in group for v in c.warp], shape=(len(group), 3, 3))
+            out = self.cropper.run({
+                "image": image, "warps": warps,
+                "xs": Tensor([float(x) for x in range(wide)]),
+                "ys": Tensor([float(y) for y in range(tall)]),
+            })  # fmt: skip
+            data = out["crops"].tobytes()
+            row = wide * 3
+            for k, c in enumerate(group):
+                start = k * tall * row
+                used = c.width * 3
+                crops.append(
+                    b"".join(
+                        data[start + y * row : start + y * row + used] for y in range(c.height)
+                    )
+                )
+        return crops
+
+    def _classify(self, crops: Sequence[bytes], cuts: Sequence[Cut]) -> list[bool]:
+        """Which crops the classifier says are upside down."""
+        flipped = [False] * len(crops)
+        for batch in _batches(cuts):
+            inputs = _line_batch(crops, cuts, batch, [False] * len(crops), CLASSIFIER_WIDTH)
+            (probs,) = self.classifier.run(inputs).values()
+            values = probs.tolist()
+            for k, (upright, turned) in zip(batch, values, strict=True):
+                flipped[k] = turned > upright and turned > UPSIDE_DOWN_SCORE
+        return flipped
+
+    def _recognise(
+        self, crops: Sequence[bytes], cuts: Sequence[Cut], flipped: Sequence[bool]
+    ) -> list[tuple[str, float]]:
+        texts: list[tuple[str, float]] = [("", 0.0)] * len(crops)
+        for batch in _batches(cuts):
+            widest = max(RECOGNISER_WIDTH / graphs.LINE_HEIGHT, *(_ratio(cuts[k]) for k in batch))
+            width = int(graphs.LINE_HEIGHT * widest)
+            out = self.recogniser.run(_line_batch(crops, cuts, batch, flipped, width))
+            steps = out["index"].shape[1]
+            indices = out["index"].tolist()
+            probs = array.array("f", out["prob"].tobytes())
+            for m, k in enumerate(batch):
+                texts[k] = self._decode(indices[m], probs[m * steps : (m + 1) * steps])
+        return texts
+
+    def _decode(self, indices: Sequence[int], probs: Sequence[float]) -> tuple[str, float]:
+        """CTC greedy decoding: repeats merged, blanks (class 0) dropped; the score
+        is the mean probability of the characters kept (0 for none)."""
+        chars: list[str] = []
+        kept: list[float] = []
+        previous = -1
+        for index, prob in zip(indices, probs, strict=True):
+            if index != previous and index != 0:
+                chars.append(self.characters[index])
+                kept.append(prob)
+            previous = index
+        return "".join(chars), (math.fsum(kept) / len(kept) if kept else 0.0)
+
+
+# ---------------------------------------------------------------- helpers
+
+_alpha_models: dict[int, Model] = {}
+
+
+def without_alpha(pixels: Tensor) -> Tensor:
+    """A gray+alpha or RGBA image (u8 [H, W, 2 or 4]) as u8 RGB, by rapidocr's
+    rules (``graphs.without_alpha``); computed on the host.
+
+    Example::
+
+        rgb = without_alpha(image.decode(png_bytes))   # an RGBA screenshot
+    """
+    channels = pixels.shape[2]
+    model = _alpha_models.get(channels)
+    if model is None:
+        builder = GraphBuilder()
+        graph = builder.to_onnx(graphs.without_alpha(channels)(builder))
+        model = _alpha_models[channels] = Model.load(graph, encoding="onnx")
+    return model.run({"image": pixels})["rgb"]
+
+
+def _ratio(c: Cut) -> float:
+    return c.width / float(c.height)
+
+
+def _batches(cuts: Sequence[Cut]) -> Iterator[list[int]]:
+    """Crop indices, narrowest (width / height) first, in groups of BATCH."""
+    order = sorted(range(len(cuts)), key=lambda k: _ratio(cuts[k]))
+    for start in range(0, len(order), BATCH):
+        yield order[start : start + BATCH]
+
+
+def _groups(cuts: Sequence[Cut]) -> Iterator[list[Cut]]:
+    """Consecutive cuts whose padded crops stay within CROP_SAMPLES together."""
+    group: list[Cut] = []
+    tall = wide = 0
+    for c in cuts:
+        t, w = max(tall, c.height), max(wide, c.width)
+        if group and (len(group) + 1) * t * w > CROP_SAMPLES:
+            yield group
+            group, t, w = [], c.height, c.width
+        group.append(c)
+        tall, wide = t, w
+    if group:
+        yield group
+
+
+def _line_batch(
+    crops: Sequence[bytes],
+    cuts: Sequence[Cut],
+    batch: Sequence[int],
+    flipped: Sequence[bool],
+    width: int,
+) -> dict[str, Tensor]:
+    """``graphs.line_input``'s inputs for the crops in ``batch``, each resized to
+    height 48 and at most ``width`` wide (rapidocr: width ceil(48 * w / h))."""
+    wide = max(cuts[k].width for k in batch)
+    tall = sum(cuts[k].height for k in batch)
+    rows: list[bytes] = []
+    params: list[float] = []
+    start = 0
+    for k in batch:
+        c = cuts[k]
+        row = c.width * 3
+        pad = bytes((wide - c.width) * 3)
+        rows.extend(crops[k][y * row : (y + 1) * row] + pad for y in range(c.height))
+        resized = min(width, math.ceil(graphs.LINE_HEIGHT * _ratio(c)))
+        sx, sy = c.width / resized, c.height / graphs.LINE_HEIGHT
+        ox, oy = 0.5 * sx - 0.5, 0.5 * sy - 0.5
+        if flipped[k]:
+            # Turned by 180 degrees: sample the crop from the far end.
+            sx, ox, sy, oy = -sx, c.width - 1 - ox, -sy, c.height - 1 - oy
+        params += [sx, ox, c.width - 1.0, sy, oy, c.height - 1.0, float(start), float(resized),
+                   2.0 / max(wide - 1, 1), 2.0 / max(tall - 1, 1)]  # fmt: skip
+        start += c.height
+    return {
+        "crops": Tensor(b"".join(rows), shape=(tall, wide, 3), dtype="u8"),
+        "lines": Tensor(params, shape=(len(batch), len(graphs.LINE_PARAMS))),
+        "xs": Tensor([float(x) for x in range(width)]),
+    }
+
+
+def _within_limits(pixels: Tensor) -> tuple[Tensor, float, float]:
+    """rapidocr's size limits: the image resized (to multiples of 32) when its
+    longest side is over MAX_SIDE or its shortest under MIN_SIDE; with the
+    factors that map the result's y and x back to the input's."""
+    height, width = pixels.shape[0], pixels.shape[1]
+    scale_y = scale_x = 1.0
+    image = pixels
+    for too_big in (True, False):
+        longest = max(height, width)
+        shortest = min(height, width)
+        if too_big and longest > MAX_SIDE:
+            ratio = MAX_SIDE / (height if height > width else width)
+        elif not too_big and shortest < MIN_SIDE:
+            ratio = MIN_SIDE / (height if height < width else width)
+        else:
+            continue
+        new_h = int(round(int(height * ratio) / 32) * 32)
+        new_w = int(round(int(width * ratio) / 32) * 32)
+        if new_h <= 0 or new_w <= 0:
+            raise ValueError(f"a {width}x{height} image is too thin to read")
+        image = ops.resize(image, (new_h, new_w))
+        # rapidocr keeps only the last step's factors.
+        scale_y, scale_x = height / new_h, width / new_w
+        height, width = new_h, new_w
+    return image, scale_y, scale_x
+
+
+def _letterboxed(image: Tensor) -> tuple[Tensor, int]:
+    """rapidocr's black bands above and below a low or very wide image, and the
+    band's height (0 when none is added)."""
+    height, width = image.shape[0], image.shape[1]
+    if height > MIN_HEIGHT and width / height <= MAX_WIDTH_RATIO:
+        return image, 0
+    wanted = max(int(width / MAX_WIDTH_RATIO), MIN_HEIGHT) * 2
+    band = int(abs(wanted - height) / 2)
+    black = bytes(band * width * 3)
+    data = black + image.tobytes() + black
+    return Tensor(data, shape=(height + 2 * band, width, 3), dtype="u8"), band
+
+
+def _original(
+    box: Sequence[Point], top: int, scale_y: float, scale_x: float, height: int, width: int
+) -> list[list[float]]:
+    """A box in the input image's pixels (rapidocr's ``_get_origin_points``, in float32)."""
+    corners = []
+    for x, y in box:
+        ox = f32(f32(x) * scale_x)
+        oy = f32(f32(f32(y) - top) * scale_y)
+        corners.append([min(max(ox, 0.0), float(width)), min(max(oy, 0.0), float(height))])
+    return corners
