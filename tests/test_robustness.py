@@ -123,6 +123,11 @@ CASES = [
     Case("not-a-model", "model files", "a text file",
          [{"load_model": {"path": "notes.txt"}}], "ModelFormatError",
          "cannot tell what kind of model notes.txt is"),
+    Case("tflite", "model files", "a TFLite model (.tflite)",
+         [{"load_model": {"path": "face.tflite"}}], "ModelFormatError",
+         "cannot load face.tflite, a TFLite model: the host's OpenVINO backend reads only "
+         "OpenVINO IR and ONNX from memory. Convert it to IR when the app is built, with "
+         "wasinn's tools/convert.py"),
     Case("unknown-name", "model files", "load_by_name of a name the host does not have",
          [{"load_model": {"name": "nothing"}}], "NotFoundError",
          "loading the host's model 'nothing' failed [not-found]"),
@@ -217,6 +222,8 @@ def write_case_files(directory: Path) -> None:
     (directory / "half.onnx").write_bytes(onnx[: len(onnx) // 2])
     (directory / "empty.onnx").write_bytes(b"")
     (directory / "notes.txt").write_text("these are not the weights you are looking for\n")
+    # TFLite's file identifier is at bytes 4..8 of its flatbuffer.
+    (directory / "face.tflite").write_bytes(b"\x1c\x00\x00\x00TFL3" + bytes(40))
     (directory / "corrupt.png").write_bytes(_png(8, 8, 0, b"\x00" * 72, crc_ok=False))
     (directory / "wide.png").write_bytes(_png(16, 8, 0, (b"\x00" + bytes(16)) * 8))
     (directory / "palette.png").write_bytes(_png(8, 8, 3, b"\x00" * 72))

@@ -67,10 +67,17 @@ def resolve(source: Source, encoding: str | None) -> Resolved:
 
 def _from_path(path: str, encoding: str | None) -> Resolved:
     stem, ext = os.path.splitext(path)
-    model = _read(path, "model file")
     label = os.path.basename(path)
+    if os.path.isfile(os.path.join(path, "saved_model.pb")):
+        raise _foreign("TensorFlow SavedModel", label or path, label or "saved_model")
+    model = _read(path, "model file")
     if encoding is None:
-        encoding = {".xml": "openvino", ".onnx": "onnx"}.get(ext.lower()) or _sniff(model, label)
+        encoding = {".xml": "openvino", ".onnx": "onnx"}.get(ext.lower())
+    if encoding is None:
+        kind = _foreign_kind(model, ext.lower())
+        if kind is not None:
+            raise _foreign(kind, label, label)
+        encoding = _sniff(model, label)
     parts = [model]
     if encoding == "openvino" and _ir.looks_like_ir(model):
         weights = stem + ".bin"
@@ -98,20 +105,66 @@ def _read(path: str, kind: str) -> bytes:
         raise ValidationError(f"{kind} {path} is a directory, not a file") from None
 
 
+#: Formats the host cannot read and wasinn's tools/convert.py can convert: by file
+#: ending, and the name the advice uses for a model given as bytes.
+_FOREIGN_ENDINGS = {
+    ".tflite": "TFLite model",
+    ".pb": "TensorFlow model",
+    ".pt": "PyTorch file",
+    ".pth": "PyTorch file",
+}
+_FOREIGN_NAMES = {"TFLite model": "model.tflite", "TensorFlow SavedModel": "saved_model"}
+
+
+def _foreign_kind(head: bytes, ext: str) -> str | None:
+    """What other framework's model ``head`` is, if it is one: by the bytes
+    where they tell, else by the file ending ``ext`` ("" for bytes)."""
+    # A TFLite flatbuffer carries its file identifier at bytes 4..8.
+    if head[4:8] == b"TFL3":
+        return "TFLite model"
+    if head[:1] == b"\x08":
+        # ONNX (ir_version) and a TF SavedModel (schema version) both start with
+        # field 1 as a varint, then field 2; SavedModel's is 1, an ONNX IR version
+        # from before ONNX 1.0 (which shipped IR 3).
+        return "TensorFlow SavedModel" if head[:3] == b"\x08\x01\x12" else None
+    return _FOREIGN_ENDINGS.get(ext)
+
+
+def _foreign(kind: str, label: str, name: str) -> ModelFormatError:
+    stem = os.path.splitext(name)[0] or "model"
+    if kind == "PyTorch file":
+        how = f'convert(module, models / "{stem}.xml", example_inputs=(...))'
+    else:
+        how = f'convert("{name}", models / "{stem}.xml")'
+    return ModelFormatError(
+        f"cannot load {label}, a {kind}: the host's OpenVINO backend reads only OpenVINO IR "
+        "and ONNX from memory. Convert it to IR when the app is built, with wasinn's "
+        f"tools/convert.py (in the app's prepare.py: {how}), and load the .xml"
+    )
+
+
 def _sniff(head: bytes, label: str) -> str:
     if _ir.looks_like_ir(head):
         return "openvino"
+    kind = _foreign_kind(head, "")
+    if kind is not None:
+        raise _foreign(kind, label, _FOREIGN_NAMES[kind])
     # An ONNX ModelProto starts with field 1 (ir_version, varint): byte 0x08.
     if head[:1] == b"\x08":
         return "onnx"
     raise ModelFormatError(
         f"cannot tell what kind of model {label} is: it is neither OpenVINO IR XML nor "
-        "ONNX; pass encoding='openvino' or 'onnx' (or another wasi-nn encoding) explicitly"
+        "ONNX, the formats the host reads. A TFLite, TensorFlow or PyTorch model must be "
+        "converted to IR when the app is built, with wasinn's tools/convert.py; for IR or "
+        "ONNX that wasinn does not recognise, pass encoding='openvino' or 'onnx'"
     )
 
 
 def _from_parts(parts: list[bytes], encoding: str, label: str) -> Resolved:
     resolved = Resolved(parts, encoding, label)
+    if encoding == "openvino" and parts[0][4:8] == b"TFL3":
+        # OpenVINO reads TFLite from a file, never from the memory wasi-nn passes.
+        raise _foreign("TFLite model", label, _FOREIGN_NAMES["TFLite model"])
     if encoding == "openvino" and _ir.looks_like_ir(parts[0]):
         if len(parts) == 1:
             parts.append(b"")
