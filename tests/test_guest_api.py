@@ -161,9 +161,11 @@ def test_validation_errors_are_clean_messages(guest, case: str) -> None:
 
 def test_scalar_model_input_is_explained(guest) -> None:
     done = guest({"load": {"path": "scalar.xml"},
-                  "steps": [{"run": {"s": tensor(np.ones(1, np.float32))}}]})
+                  "steps": [{"run": {"s": tensor(np.ones(1, np.float32))}},
+                            {"run": {"s": tensor(np.float32(2.0))}}]})
     assert done.code == 1
-    assert "declared as a scalar (shape [])" in done.lines[1]["message"]
+    assert "but the model wants a scalar (shape [])" in done.lines[1]["message"]
+    assert done.lines[2]["ok"]["tripled"]["shape"] == []
 
 
 def test_same_tensor_twice_and_sessions(guest) -> None:

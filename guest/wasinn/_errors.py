@@ -44,6 +44,7 @@ __all__ = [
     "FusionError",
     "ClosedError",
     "from_host",
+    "at_host_limit",
 ]
 
 
@@ -208,3 +209,28 @@ def from_host(code: str, host_message: str, action: str, what: str) -> WasiNNErr
     if host_message.strip() == _OPAQUE and action in _HINTS:
         message += f" ({_HINTS[action]})"
     return cls(message, host_message=host_message)
+
+
+def at_host_limit(
+    exc: WasiNNError, what: str, limits: tuple[str, ...], rewrites: tuple[str, ...] = ()
+) -> WasiNNError:
+    """``exc``, a compute failure, re-worded for a model wasinn knows more about.
+
+    The opaque host message would otherwise be read as a problem with the
+    inputs. ``limits`` says what in the model the host cannot carry;
+    ``rewrites`` what wasinn changed in the model before loading it.
+    """
+    if limits:
+        why = (
+            "the inputs were checked and are what the model declares; this model has what "
+            f"the wasmtime host cannot carry: {'; '.join(limits)}"
+        )
+    else:
+        why = (
+            "the inputs were checked and are what the model declares. The host does not pass "
+            "on OpenVINO's reason; usual cause: an operation that fails on these values"
+        )
+    if rewrites:
+        why += f". wasinn rewrote the model for this host: {'; '.join(rewrites)}"
+    return type(exc)(f"{what} failed [{exc.code}]: {exc.host_message} ({why})",
+                     host_message=exc.host_message)  # fmt: skip

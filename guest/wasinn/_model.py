@@ -7,8 +7,15 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from . import _dtypes, _fuse, _limits, _source, _spec
-from ._errors import ClosedError, FusionError, InvalidEncodingError, ValidationError, WasiNNError
+from . import _describe, _dtypes, _errors, _fuse, _limits, _rewrite, _source, _spec
+from ._errors import (
+    BackendRuntimeError,
+    ClosedError,
+    FusionError,
+    InvalidEncodingError,
+    ValidationError,
+    WasiNNError,
+)
 from ._hostapi import Handle, HostLayer
 from ._spec import TensorSpec
 from ._tensor import Tensor
@@ -63,7 +70,7 @@ class _Graph:
 
     __slots__ = (
         "__weakref__", "handle", "host", "name", "inputs", "outputs", "metadata", "rename",
-        "what_run", "sessions",
+        "what_run", "sessions", "plan",
     )  # fmt: skip
 
     def __init__(
@@ -86,6 +93,9 @@ class _Graph:
         self.rename = {str(i): s.name for i, s in enumerate(outputs or ())}
         self.what_run = f"running {name}"
         self.sessions: weakref.WeakSet[Session] = weakref.WeakSet()
+        # How the model was rewritten for the host (see _rewrite), and so how
+        # each call's inputs and outputs are adapted.
+        self.plan = _rewrite.NOTHING
 
     def close(self) -> None:
         """Release every session's context, then the graph."""
@@ -169,12 +179,25 @@ class Session(_Resource):
         graph = self._graph
         if self._closed:
             self._check_open()
-        feeds = _spec.feeds(inputs, graph.inputs)
+        plan = graph.plan
+        if plan is _rewrite.NOTHING:
+            feeds = _spec.feeds(inputs, graph.inputs)
+        else:
+            feeds = plan.host_feeds(
+                _spec.feeds(inputs, graph.inputs, scalars=plan.rank0_inputs, optional=plan.folded)
+            )
         for name, t in feeds:
             if len(t._data) > _limits.DEFAULT_HOSTCALL_FUEL:
                 _limits.check(len(t._data), f"input {name!r}")
         wanted = _spec.select(outputs, graph.outputs) if outputs is not None else None
-        raw = graph.host.compute(self._ctx, feeds, graph.what_run)
+        try:
+            raw = graph.host.compute(self._ctx, feeds, graph.what_run)
+        except BackendRuntimeError as exc:
+            if (not plan.limits and not plan.notes) or exc.host_message is None:
+                raise
+            raise _errors.at_host_limit(exc, graph.what_run, plan.limits, plan.notes) from None
+        if plan.unsqueezed:
+            raw = plan.model_outputs(raw, graph.what_run)
         rename = graph.rename
         wrap = Tensor._wrap
         # Unpacking is cheaper than the NamedTuple's attribute access, per output.
@@ -337,9 +360,11 @@ class Model(_Resource):
         inputs: list[TensorSpec] | None,
         outputs: list[TensorSpec] | None,
         metadata: dict[str, str],
+        plan: _rewrite.Plan = _rewrite.NOTHING,
     ) -> Model:
         self = object.__new__(cls)
         self._graph = _Graph(handle, host, name, inputs, outputs, metadata)
+        self._graph.plan = plan
         self._closed = False
         self.name = name
         self.encoding = encoding
@@ -409,7 +434,10 @@ class Model(_Resource):
         resolved = _source.resolve(source, encoding)
         if preprocess is not None or postprocess is not None:
             resolved = _with_processing(resolved, preprocess, postprocess)
-        _limits.check(sum(len(p) for p in resolved.parts), resolved.label)
+        parts, plan = _rewrite.for_host(
+            resolved.parts, resolved.encoding, resolved.inputs, resolved.outputs, resolved.label
+        )
+        _limits.check(sum(len(p) for p in parts), resolved.label)
         host = _current_host()
         skipped: list[tuple[str, str]] = []
         failure: WasiNNError | None = None
@@ -422,22 +450,22 @@ class Model(_Resource):
             try:
                 if sent == "onnx" and _onnx_native is not False:
                     try:
-                        graph = host.load(resolved.parts, "onnx", tgt, what)
+                        graph = host.load(parts, "onnx", tgt, what)
                         _onnx_native = True
                     except InvalidEncodingError:
                         _onnx_native = False
                 if sent == "onnx" and _onnx_native is False:
                     sent = "openvino"
-                    graph = host.load([resolved.parts[0], b""], sent, tgt, what)
+                    graph = host.load([parts[0], b""], sent, tgt, what)
                 elif sent != "onnx":
-                    graph = host.load(resolved.parts, sent, tgt, what)
+                    graph = host.load(parts, sent, tgt, what)
             except WasiNNError as exc:
                 skipped.append((tgt, str(exc)))
                 failure = exc
                 continue
             return cls._create(
                 host, graph, resolved.label, sent, tgt, skipped, resolved.inputs, resolved.outputs,
-                resolved.metadata,
+                resolved.metadata, plan,
             )
         if failure is None:
             raise ValidationError(
@@ -453,25 +481,45 @@ class Model(_Resource):
         raise failure
 
     @classmethod
-    def load_by_name(cls, name: str) -> Model:
+    def load_by_name(cls, name: str, *, metadata: _source.Source | None = None) -> Model:
         """Load a model the host registered under ``name``.
 
         With the wasmtime CLI, ``-S nn-graph=openvino::DIR`` registers
         ``DIR/model.xml`` and ``DIR/model.bin`` under the name
         ``basename(DIR)``. The host reveals nothing about such a model, so
-        ``inputs`` and ``outputs`` are ``None``: pass inputs as a mapping
-        and expect outputs named "0", "1", ...
+        without ``metadata`` ``inputs`` and ``outputs`` are ``None``: pass
+        inputs as a mapping and expect outputs named "0", "1", ...
+
+        ``metadata`` describes the model from a local copy: the path of its IR
+        ``.xml`` (the ``.bin`` is not read) or ``.onnx``, or those bytes. The
+        model then has real ``inputs``, ``outputs`` and ``metadata``, its
+        outputs come back under their real names and its inputs are checked,
+        as with ``Model.load``. The copy must describe the model the host
+        loaded: the host cannot be asked, so wasinn cannot tell.
+
+        Preloading pays off when a long-lived instance loads the model once
+        (``wasmtime run``, or ``wasmtime serve`` with instance reuse) and the
+        host, not the guest, should hold the model file. ``wasmtime serve``
+        loads and compiles every preloaded model again for each new instance,
+        even for requests that never use it (with a fresh instance per request,
+        every request); there ``Model.load`` on first use is cheaper.
 
         Example::
 
-            model = Model.load_by_name("digits")
-            out = model.run({"image": pixels})["0"]
+            model = Model.load_by_name("digits", metadata="/app/model/digits.xml")
+            out = model.run({"image": pixels})["probs"]
         """
         if not isinstance(name, str) or not name:
             raise ValidationError(f"load_by_name needs a non-empty model name, not {name!r}")
+        described = _describe.describe(metadata) if metadata is not None else None
         host = _current_host()
         graph = host.load_by_name(name, f"loading the host's model {name!r}")
-        return cls._create(host, graph, name, "by-name", None, [], None, None, {})
+        if described is None:
+            return cls._create(host, graph, name, "by-name", None, [], None, None, {})
+        return cls._create(
+            host, graph, name, "by-name", None, [], described.inputs, described.outputs,
+            described.metadata, _rewrite.unrewritten(described.outputs),
+        )
 
     # ------------------------------------------------------------ metadata
 

@@ -59,9 +59,10 @@ class TensorSpec:
         return cast("tuple[int, ...]", self.shape)
 
 
-# Why scalars stop here: the wasmtime host cannot create a rank-0 tensor
+# Why scalars need care: the wasmtime host cannot create a rank-0 tensor
 # (OpenVINO's C API refuses a 0-dim shape), and OpenVINO refuses a [1] tensor
-# for a [] input, so a model with a scalar input cannot run at all.
+# for a [] input. ``_rewrite`` makes models take their scalars as [1]; only the
+# inputs it rewrote (``feeds(scalars=...)``) accept rank-0 tensors.
 _NO_SCALARS = (
     "the wasmtime host cannot pass rank-0 tensors (OpenVINO's C API refuses a 0-dim shape)"
 )
@@ -76,12 +77,23 @@ def _is_whole_tensor(value: Any) -> bool:
     return isinstance(value, (Tensor, bytes, bytearray, memoryview, array.array))
 
 
-def feeds(inputs: Any, specs: Sequence[TensorSpec] | None) -> list[tuple[str, Tensor]]:
+def feeds(
+    inputs: Any,
+    specs: Sequence[TensorSpec] | None,
+    *,
+    scalars: frozenset[str] = frozenset(),
+    optional: frozenset[str] = frozenset(),
+) -> list[tuple[str, Tensor]]:
     """Turn what the user passed to ``run`` into checked ``(name, Tensor)`` pairs.
 
     ``inputs`` is a mapping of name to tensor-like, a sequence with one
     tensor-like per input in model order, or one tensor-like for a model with
     a single input. Every check happens here, before any host call.
+
+    ``scalars`` names the rank-0 inputs the model was rewritten to take (see
+    ``_rewrite``): only those accept rank-0 tensors, since the host cannot
+    carry any other. ``optional`` names inputs a mapping may leave out (they
+    are folded into the model); given, they are checked like the rest.
     """
     if specs is None:
         if not isinstance(inputs, Mapping):
@@ -115,13 +127,17 @@ def feeds(inputs: Any, specs: Sequence[TensorSpec] | None) -> list[tuple[str, Te
                 f"unknown input {', '.join(repr(k) for k in unknown)}; "
                 f"the model's inputs are: {_names(specs)}"
             )
-        missing = [s.name for s in specs if s.name not in inputs]
+        missing = [s.name for s in specs if s.name not in inputs and s.name not in optional]
         if missing:
             raise ValidationError(
                 f"missing input {', '.join(repr(m) for m in missing)}; the model needs all of: "
                 f"{_names(specs)} (given: {', '.join(repr(k) for k in inputs) or 'none'})"
             )
-        return [(s.name, _as_tensor(s.name, inputs[s.name], s)) for s in specs]
+        return [
+            (s.name, _as_tensor(s.name, inputs[s.name], s, s.name in scalars))
+            for s in specs
+            if s.name in inputs
+        ]
 
     # A list is one value per input, except for a single-input model, where a
     # list of numbers is the tensor itself.
@@ -134,26 +150,31 @@ def feeds(inputs: Any, specs: Sequence[TensorSpec] | None) -> list[tuple[str, Te
                 f"{len(inputs)} inputs given by position, but the model has {len(specs)}: "
                 f"{_names(specs)}"
             )
-        return [(s.name, _as_tensor(s.name, v, s)) for s, v in zip(specs, inputs, strict=False)]
+        return [
+            (s.name, _as_tensor(s.name, v, s, s.name in scalars))
+            for s, v in zip(specs, inputs, strict=False)
+        ]
     if len(specs) != 1:
         raise ValidationError(
             f"a single tensor was given, but the model has {len(specs)} inputs: "
             f"{_names(specs)}; pass a mapping of name to tensor"
         )
-    return [(specs[0].name, _as_tensor(specs[0].name, inputs, specs[0]))]
+    only = specs[0]
+    return [(only.name, _as_tensor(only.name, inputs, only, only.name in scalars))]
 
 
-def _as_tensor(name: str, value: Any, spec: TensorSpec | None) -> Tensor:
+def _as_tensor(name: str, value: Any, spec: TensorSpec | None, scalar: bool = False) -> Tensor:
     if spec is not None and spec.dtype not in _dtypes.ITEMSIZE:
         raise ValidationError(
             f"input {name!r} has element type {spec.dtype!r}, which wasi-nn cannot carry "
             f"(it carries {', '.join(_dtypes.DTYPES)}); this model cannot run on this host"
         )
-    if spec is not None and spec.shape == ():
+    if spec is not None and spec.shape == () and not scalar:
         raise ValidationError(
             f"input {name!r} is declared as a scalar (shape []), but {_NO_SCALARS}, and OpenVINO "
-            "refuses a [1] tensor for a scalar input; this model cannot run on this host: "
-            "re-export it with a [1] input"
+            "refuses a [1] tensor for a scalar input; wasinn passes scalars as [1] by rewriting "
+            "the model, which it cannot do for this one (loaded by name, or an ONNX model that "
+            "imports no default operator set): re-export it with a [1] input"
         )
     if isinstance(value, Tensor):
         tensor = value
@@ -162,7 +183,7 @@ def _as_tensor(name: str, value: Any, spec: TensorSpec | None) -> Tensor:
             tensor = _from_tensor_like(value, spec)
         except ValidationError as exc:
             raise ValidationError(f"input {name!r}: {exc}") from None
-    if not tensor.shape:
+    if not tensor.shape and not scalar:
         raise ValidationError(
             f"input {name!r} is a scalar (shape ()), but {_NO_SCALARS}; the model wants "
             f"{_shape_text(spec.shape) if spec is not None else 'a tensor'}: give the value that "
@@ -214,6 +235,11 @@ def _check(name: str, tensor: Tensor, spec: TensorSpec) -> None:
     for want, got in zip(spec.shape, tensor.shape, strict=False):
         if want is not None and want != got:
             fits = False
+    if not fits and spec.shape == ():
+        raise ValidationError(
+            f"input {name!r} has shape {list(tensor.shape)}, but the model wants a scalar "
+            "(shape []): pass a rank-0 tensor, such as Tensor(2.0), or the number itself"
+        )
     if not fits:
         raise ValidationError(
             f"input {name!r} has shape {list(tensor.shape)}, but the model wants "

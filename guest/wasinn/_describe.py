@@ -1,0 +1,43 @@
+"""A model's description read from a local copy, for ``Model.load_by_name``.
+
+A model the host preloaded (``-S nn-graph=openvino::DIR``) comes with no
+description at all. A copy of its IR ``.xml`` (the weights are not needed) or
+of its ``.onnx`` gives wasinn the names, shapes, dtypes and metadata, so the
+model's outputs get their real names and its inputs are checked.
+
+>>> describe(b'<net name="m" version="11"><layers/></net>').inputs
+[]
+"""
+
+from __future__ import annotations
+
+import os
+
+from . import _ir, _onnx, _source
+from ._errors import ValidationError
+
+
+def describe(source: _source.Source) -> _source.Resolved:
+    """The inputs, outputs and metadata that ``source`` declares: an IR ``.xml``
+    or ``.onnx`` path, or its bytes (a list of parts: the first one). The
+    result has no parts: nothing here is meant for the host."""
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        data = _source._read(path, "model description")
+        label = os.path.basename(path)
+    elif isinstance(source, (bytes, bytearray, memoryview)):
+        data, label = bytes(source), "the model description"
+    elif (
+        isinstance(source, (list, tuple))
+        and source
+        and isinstance(source[0], (bytes, bytearray, memoryview))
+    ):
+        data, label = bytes(source[0]), "the model description"
+    else:
+        raise ValidationError(
+            f"cannot read a model description from {type(source).__name__}; pass the path of "
+            "the model's IR .xml or .onnx, or its bytes"
+        )
+    encoding = _source._sniff(data, label)
+    info = _ir.read(data, label) if encoding == "openvino" else _onnx.read(data, label)
+    return _source.Resolved([], encoding, label, info.inputs, info.outputs, info.metadata)

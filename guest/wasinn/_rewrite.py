@@ -1,0 +1,604 @@
+"""Rewriting a model, before the host sees it, around what the host cannot carry.
+
+The wasmtime host cannot pass a rank-0 tensor in either direction (OpenVINO's
+C API refuses a 0-dim shape, and a [1] tensor for a [] input), and OpenVINO's
+ONNX reader drops static zero-size inputs and renames a few others. wasinn
+edits the model so that none of this shows:
+
+* **rank-0 inputs** cross as shape [1]: the graph input becomes a [1] input
+  under a new name, followed by a Squeeze to the rank-0 value the model's
+  nodes read under the old name. The guest reshapes the user's scalar to [1].
+* **rank-0 outputs** (and outputs of undeclared rank, which may be scalars)
+  cross with one more leading axis: an Unsqueeze on axis 0 feeds the graph
+  output. The guest removes that axis again, so whatever the host computed,
+  the shape given back is exact.
+* **static zero-size inputs** become empty constants inside the graph (their
+  value is fully known: no elements), so the feed no longer depends on how a
+  backend prunes them. They may still be passed (and are checked), or left out.
+  In ONNX (opset 9 on) the constant is a ConstantOfShape: OpenVINO reads an
+  empty Constant or initializer as a scalar.
+* **renamed inputs**: an input that an inference-mode Dropout passes straight
+  to a graph output is known to OpenVINO by that output's name; the guest
+  feeds it under that name. Dropout's ``ratio`` input, when it is a graph
+  input used by nothing else, has no effect on the outputs (Dropout computes
+  the identity outside training), and OpenVINO drops it from a model read
+  from memory: it becomes a constant like a zero-size input.
+
+``model.inputs`` and ``model.outputs`` keep the model's own declarations;
+``Plan`` records what the guest must do on each call. Models whose operator
+set is unknown are left as they are (rank-0 tensors then fail with a clear
+error). IR models get the same rank-0 and zero-size rewrites on their XML.
+
+Example::
+
+    >>> data, plan = onnx_model(model_bytes, _onnx.read(model_bytes))  # doctest: +SKIP
+    >>> plan.scalar_inputs, plan.unsqueezed  # doctest: +SKIP
+    (frozenset({'limit'}), frozenset({0}))
+"""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+
+from . import _dtypes, _ir, _onnx, _onnx_write
+from ._errors import BackendRuntimeError
+from ._hostapi import HostOutput
+from ._spec import TensorSpec
+from ._tensor import Tensor
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the guest does on each call of a rewritten model.
+
+    ``host_names``: model input name -> the name the host knows it by (only
+    where they differ). ``scalar_inputs``: inputs fed as [1] instead of [].
+    ``folded``: inputs now inside the graph, never sent. ``unsqueezed``:
+    indices of outputs that come back with an extra leading axis of 1.
+    ``notes``: what was rewritten, in words (for error messages).
+    """
+
+    host_names: dict[str, str] = field(default_factory=dict)
+    scalar_inputs: frozenset[str] = frozenset()
+    folded: frozenset[str] = frozenset()
+    unsqueezed: frozenset[int] = frozenset()
+    notes: tuple[str, ...] = ()
+    #: What the model still has that the host cannot carry (named in compute errors).
+    limits: tuple[str, ...] = ()
+
+    @property
+    def rank0_inputs(self) -> frozenset[str]:
+        """Inputs that take rank-0 tensors: the rewritten scalars, and folded
+        inputs (never sent, so any declared shape will do)."""
+        return self.scalar_inputs | self.folded
+
+    def host_feeds(self, feeds: list[tuple[str, Tensor]]) -> list[tuple[str, Tensor]]:
+        """Checked ``(name, Tensor)`` feeds as the rewritten model takes them:
+        folded inputs left out, scalars as [1], names as the host knows them."""
+        out = []
+        for name, t in feeds:
+            if name in self.folded:
+                continue
+            if name in self.scalar_inputs:
+                t = Tensor._wrap(t._data, (1,), t._dtype)
+            out.append((self.host_names.get(name, name), t))
+        return out
+
+    def model_outputs(self, raw: list[HostOutput], what: str) -> list[HostOutput]:
+        """The host's outputs with the axis each Unsqueeze added taken off again."""
+        out = list(raw)
+        for i in self.unsqueezed:
+            if i >= len(out):
+                continue
+            name, shape, dtype, data = out[i]
+            if not shape or shape[0] != 1:
+                raise BackendRuntimeError(
+                    f"{what}: the host returned output {i} as {dtype}{list(shape)}, but the model "
+                    "was rewritten to return it with a leading axis of 1 (a wasinn bug: please "
+                    "report it with the model)"
+                )
+            out[i] = HostOutput(name, shape[1:], dtype, data)
+        return out
+
+
+NOTHING = Plan()
+
+# wasi-nn dtypes the ONNX writer can also express (bf16 included).
+_WRITABLE = frozenset(_dtypes.ITEMSIZE) & frozenset(_onnx_write.ONNX_TYPES)
+
+
+def _zero_size(spec: TensorSpec) -> bool:
+    static = spec.static_shape
+    return bool(static) and static is not None and math.prod(static) == 0
+
+
+# ---------------------------------------------------------------- ONNX
+
+
+@dataclass
+class _Node:
+    op_type: str
+    domain: str
+    inputs: list[str]
+    outputs: list[str]
+
+
+_NODE = {1: 2, 2: 2, 4: 2, 7: 2}  # NodeProto: input, output, op_type, domain (all strings)
+
+
+def onnx_model(data: bytes, info: _onnx.OnnxInfo, where: str = "the model") -> tuple[bytes, Plan]:
+    """``data`` rewritten for the host (see the module docstring), and its plan.
+
+    Returns ``data`` itself and ``NOTHING`` when there is nothing to do.
+    """
+    scalar_in = [s for s in info.inputs if s.shape == () and s.dtype in _WRITABLE]
+    zero_in = [s for s in info.inputs if _zero_size(s) and s.dtype in _WRITABLE]
+    out_idx = [
+        i
+        for i, s in enumerate(info.outputs)
+        if (s.shape is None or s.shape == ()) and s.dtype in _dtypes.ITEMSIZE
+    ]
+    if info.opset is None or not (scalar_in or zero_in or out_idx or _has_dropout(data, where)):
+        return data, NOTHING
+    reader = _onnx._Reader(data, where)
+    model_fields: list[tuple[int, int, int]] = []  # (field, head, end) to copy as they are
+    graph_spans: _onnx.Spans = []
+    for number, _, head, a, b in reader.walk([(0, len(data))], "ModelProto"):
+        if number == 7:
+            graph_spans.append((a, b))
+        else:
+            model_fields.append((number, head, b))
+    graph_fields = list(reader.walk(graph_spans, "GraphProto"))
+    nodes = [
+        _read_node(reader, a, b) for n, w, _, a, b in graph_fields if n == 1 and w == 2
+    ]
+    graph_inputs = {s.name for s in info.inputs}
+    graph_outputs = [s.name for s in info.outputs]
+    host_names: dict[str, str] = {}
+    folded = {s.name: s for s in zero_in} if info.opset >= 9 else {}
+    scalars = {s.name: s for s in scalar_in if s.name not in folded}
+    for name, target in _dropout_passthrough(nodes, graph_inputs, graph_outputs).items():
+        if name not in scalars:
+            host_names[name] = target
+    for name in _unused_ratios(nodes, graph_inputs, graph_outputs):
+        spec = next(s for s in info.inputs if s.name == name)
+        if spec.static_shape is not None and spec.dtype in _WRITABLE:
+            folded[name] = spec
+            scalars.pop(name, None)
+    if not (scalars or folded or out_idx or host_names):
+        return data, NOTHING
+
+    taken = _Names(data)
+    opset = info.opset
+    head_nodes: list[bytes] = []
+    tail_nodes: list[bytes] = []
+    axes_name = ""
+    if opset >= 13 and (scalars or out_idx):
+        axes_name = taken.fresh("wasinn_axes0")
+        head_nodes.append(_constant(axes_name, "i64", (1,), b"\0" * 8))
+    new_inputs: dict[str, bytes] = {}
+    for name, spec in scalars.items():
+        host = taken.fresh(f"{name}__wasinn_1d")
+        host_names[name] = host
+        new_inputs[name] = _onnx_write.value_bytes(_onnx_write.Value(host, spec.dtype, (1,)), "")
+        head_nodes.append(_axis_node("Squeeze", host, name, axes_name, opset))
+    for name, spec in folded.items():
+        # OpenVINO reads an empty Constant (or initializer) as a scalar, so the
+        # value is made by ConstantOfShape instead; a non-empty one (a Dropout
+        # ratio) is a plain Constant.
+        shape = spec.static_shape or ()
+        size = math.prod(shape) * _dtypes.ITEMSIZE[spec.dtype]
+        if size:
+            head_nodes.append(_constant(name, spec.dtype, shape, b"\0" * size))
+            continue
+        dims = taken.fresh(f"{name}__wasinn_shape")
+        packed = b"".join(d.to_bytes(8, "little") for d in shape)
+        head_nodes.append(_constant(dims, "i64", (len(shape),), packed))
+        zero = _onnx_write.Initializer("", spec.dtype, (1,), b"\0" * _dtypes.ITEMSIZE[spec.dtype])
+        attr = _tensor_attr(_onnx_write.tensor_bytes(zero))
+        head_nodes.append(_node_bytes([dims], [name], "ConstantOfShape", [attr]))
+    new_outputs: dict[int, bytes] = {}
+    for i in out_idx:
+        spec = info.outputs[i]
+        host = taken.fresh(f"{spec.name}__wasinn_1d")
+        tail_nodes.append(_axis_node("Unsqueeze", spec.name, host, axes_name, opset))
+        new_outputs[i] = _output_info(host, spec)
+
+    parts = [_onnx_write.bytes_field(1, n) for n in head_nodes]
+    out_pos = 0
+    for number, wire, head, a, b in graph_fields:
+        if number == 11 and wire == 2:
+            name = reader.value_info(a, b).name
+            if name in folded:
+                continue
+            if name in new_inputs:
+                parts.append(_onnx_write.bytes_field(11, new_inputs[name]))
+                continue
+        elif number == 12 and wire == 2:
+            pos, out_pos = out_pos, out_pos + 1
+            if pos in new_outputs:
+                parts.append(_onnx_write.bytes_field(12, new_outputs[pos]))
+                continue
+        parts.append(bytes(data[head:b]))
+    parts += [_onnx_write.bytes_field(1, n) for n in tail_nodes]
+    graph = b"".join(parts)
+
+    out = [bytes(data[head:end]) for _, head, end in model_fields]
+    out.append(_onnx_write.bytes_field(7, graph))
+    notes = [f"rank-0 input {n!r} is passed as shape [1]" for n in scalars]
+    notes += [f"rank-0 output {info.outputs[i].name!r} is returned as shape [1]"
+              for i in out_idx if info.outputs[i].shape == ()]  # fmt: skip
+    notes += [f"input {n!r} is folded into the model as a constant" for n in folded]
+    notes += [f"input {n!r} is fed under the host's name {t!r}"
+              for n, t in host_names.items() if n not in scalars]  # fmt: skip
+    plan = Plan(
+        host_names=host_names,
+        scalar_inputs=frozenset(scalars),
+        folded=frozenset(folded),
+        unsqueezed=frozenset(out_idx),
+        notes=tuple(notes),
+    )
+    return b"".join(out), plan
+
+
+def _has_dropout(data: bytes, where: str) -> bool:
+    """Whether any node of the main graph names Dropout: one step per graph
+    field (weights are stepped over), so much cheaper than searching all bytes."""
+    reader = _onnx._Reader(data, where)
+    graph = [(a, b) for n, w, _, a, b in reader.walk([(0, len(data))], "ModelProto") if n == 7]
+    for number, wire, _, a, b in reader.walk(graph, "GraphProto"):
+        if number != 1 or wire != 2:
+            continue
+        # op_type (4) is written before a node's attributes, where a Constant
+        # node keeps its weights: stop there rather than step over them.
+        for key, fwire, _, x, y in reader.walk([(a, b)], "NodeProto"):
+            if key == 4 and fwire == 2:
+                if data[x:y] == b"Dropout":
+                    return True
+                break
+    return False
+
+
+def _read_node(reader: _onnx._Reader, a: int, b: int) -> _Node:
+    node = _Node("", "", [], [])
+    for number, x, y in reader.fields([(a, b)], "NodeProto", _NODE):
+        text = reader.text(x, y, "a node field")
+        if number == 1:
+            node.inputs.append(text)
+        elif number == 2:
+            node.outputs.append(text)
+        elif number == 4:
+            node.op_type = text
+        else:
+            node.domain = text
+    return node
+
+
+def _is_dropout(node: _Node) -> bool:
+    # Without a training_mode input, Dropout is the identity (every opset).
+    plain = len(node.inputs) < 3 or node.inputs[2] == ""
+    return node.op_type == "Dropout" and node.domain in ("", "ai.onnx") and plain
+
+
+def _dropout_passthrough(
+    nodes: list[_Node], inputs: set[str], outputs: list[str]
+) -> dict[str, str]:
+    """Graph inputs an identity Dropout turns straight into a graph output:
+    OpenVINO's reader gives the input that output's name."""
+    found: dict[str, str] = {}
+    for node in nodes:
+        if (
+            _is_dropout(node)
+            and node.inputs
+            and node.inputs[0] in inputs
+            and node.inputs[0] not in outputs
+            and node.outputs
+            and node.outputs[0] in outputs
+        ):
+            found.setdefault(node.inputs[0], node.outputs[0])
+    return found
+
+
+def _unused_ratios(nodes: list[_Node], inputs: set[str], outputs: list[str]) -> list[str]:
+    """Graph inputs used only as an identity Dropout's ratio (no effect on anything)."""
+    uses: dict[str, int] = {}
+    ratio_uses: dict[str, int] = {}
+    for node in nodes:
+        for k, name in enumerate(node.inputs):
+            uses[name] = uses.get(name, 0) + 1
+            if k == 1 and _is_dropout(node):
+                ratio_uses[name] = ratio_uses.get(name, 0) + 1
+    return [
+        n for n, k in ratio_uses.items() if n in inputs and n not in outputs and uses[n] == k
+    ]
+
+
+class _Names:
+    """Fresh value names: never a substring of the model, so never taken."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.made: set[str] = set()
+
+    def fresh(self, base: str) -> str:
+        name = base
+        while name.encode() in self.data or name in self.made:
+            name += "_"
+        self.made.add(name)
+        return name
+
+
+def _constant(name: str, dtype: str, shape: tuple[int, ...], raw: bytes) -> bytes:
+    """A Constant node (opset 1 on) whose ``value`` is the given tensor."""
+    tensor = _onnx_write.tensor_bytes(_onnx_write.Initializer("", dtype, shape, raw))
+    return _node_bytes([], [name], "Constant", [_tensor_attr(tensor)])
+
+
+def _tensor_attr(tensor: bytes) -> bytes:
+    """The ``value`` attribute holding a TensorProto."""
+    # AttributeProto: name (1), t (5), type (20) = TENSOR (4).
+    head = _onnx_write.bytes_field(1, b"value")
+    return head + _onnx_write.bytes_field(5, tensor) + b"\xa0\x01\x04"
+
+
+def _axis_node(op: str, src: str, dst: str, axes_name: str, opset: int) -> bytes:
+    """Squeeze or Unsqueeze on axis 0: axes as an input from opset 13, an attribute before."""
+    if opset >= 13:
+        return _node_bytes([src, axes_name], [dst], op, [])
+    # AttributeProto: name (1), ints (8, packed), type (20) = INTS (7).
+    attr = _onnx_write.bytes_field(1, b"axes") + _onnx_write.bytes_field(8, b"\0") + b"\xa0\x01\x07"
+    return _node_bytes([src], [dst], op, [attr])
+
+
+def _node_bytes(
+    inputs: Iterable[str], outputs: Iterable[str], op: str, attrs: list[bytes]
+) -> bytes:
+    parts = [_onnx_write.bytes_field(1, n.encode()) for n in inputs]
+    parts += [_onnx_write.bytes_field(2, n.encode()) for n in outputs]
+    parts.append(_onnx_write.bytes_field(4, op.encode()))
+    parts += [_onnx_write.bytes_field(5, a) for a in attrs]
+    return b"".join(parts)
+
+
+def _output_info(name: str, spec: TensorSpec) -> bytes:
+    """The ValueInfoProto of an unsqueezed output: [1, *shape], or no shape."""
+    tensor_type = b"\x08" + _varint(_onnx_write.ONNX_TYPES[spec.dtype])
+    if spec.shape is not None:
+        dims = [_onnx_write.bytes_field(1, b"\x08\x01")]
+        for i, d in enumerate(spec.shape):
+            dim = b"\x08" + _varint(d) if d is not None else _onnx_write.bytes_field(
+                2, f"{name}_{i}".encode()
+            )
+            dims.append(_onnx_write.bytes_field(1, dim))
+        tensor_type += _onnx_write.bytes_field(2, b"".join(dims))
+    type_proto = _onnx_write.bytes_field(1, tensor_type)
+    return _onnx_write.bytes_field(1, name.encode()) + _onnx_write.bytes_field(2, type_proto)
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+# ---------------------------------------------------------------- OpenVINO IR
+
+
+def ir_model(
+    xml: bytes, weights: bytes, info: _ir.IRInfo, where: str = "the model"
+) -> tuple[bytes, bytes, Plan]:
+    """The IR rewritten for the host (rank-0 inputs and outputs, zero-size
+    inputs; see the module docstring), and its plan.
+
+    A rank-0 Parameter becomes a [1] Parameter under a new name followed by a
+    Squeeze that carries the old name; a rank-0 Result gets an Unsqueeze on
+    axis 0 (its axis is 8 bytes appended to the weights); a zero-size
+    Parameter becomes an empty Const. Returns the inputs themselves and
+    ``NOTHING`` when there is nothing to do.
+    """
+    scalar_in = {s.name for s in info.inputs if s.shape == () and s.dtype in _dtypes.ITEMSIZE}
+    zero_in = {s.name for s in info.inputs if _zero_size(s)}
+    out_idx = [i for i, s in enumerate(info.outputs) if s.shape == ()]
+    if not (scalar_in or zero_in or out_idx):
+        return xml, weights, NOTHING
+    root = ET.fromstring(xml)  # _ir.read parsed these bytes already: no error here
+    layers = root.find("layers")
+    edges = root.find("edges")
+    if layers is None:
+        return xml, weights, NOTHING
+    if edges is None:
+        edges = ET.SubElement(root, "edges")
+    ids = [int(x) for x in (layer.get("id", "") for layer in layers) if x.isdigit()]
+    next_id = iter(range(max(ids, default=-1) + 1, 1 << 62))
+    extra = bytearray()
+    taken = _Names(xml)
+    host_names: dict[str, str] = {}
+    scalars: set[str] = set()
+    folded: set[str] = set()
+    unsqueezed: set[int] = set()
+    results = [layer for layer in layers if layer.get("type") == "Result"]
+    params = [layer for layer in layers if layer.get("type") == "Parameter"]
+    for layer, spec in zip(params, info.inputs, strict=False):
+        port = _first_port(layer, "output")
+        data = layer.find("data")
+        if port is None or data is None:
+            continue
+        lid, pid = layer.get("id", ""), port.get("id", "")
+        if spec.name in zero_in:
+            offset = len(weights) + len(extra)
+            layer.set("type", "Const")
+            layer.set("version", "opset1")
+            shape = data.get("shape", "")
+            element = data.get("element_type", "")
+            data.attrib.clear()
+            data.attrib.update(
+                {"element_type": element, "shape": shape, "offset": str(offset), "size": "0"}
+            )
+            folded.add(spec.name)
+        elif spec.name in scalar_in:
+            host = taken.fresh(f"{spec.name}__wasinn_1d")
+            sid = str(next(next_id))
+            names = port.get("names")
+            data.set("shape", "1")
+            ET.SubElement(port, "dim").text = "1"
+            port.set("names", host.replace(",", "\\,"))
+            squeeze = _ir_layer(layers, sid, f"{layer.get('name', '')}/wasinn_squeeze", "Squeeze")
+            _ir_port(squeeze, "input", "0", port.get("precision"), [1])
+            out = _ir_port(squeeze, "output", "1", port.get("precision"), [])
+            if names is not None:
+                out.set("names", names)
+            for edge in edges:
+                if edge.get("from-layer") == lid and edge.get("from-port") == pid:
+                    edge.set("from-layer", sid)
+                    edge.set("from-port", "1")
+            _ir_edge(edges, lid, pid, sid, "0")
+            host_names[spec.name] = host
+            scalars.add(spec.name)
+    producers = {(e.get("to-layer"), e.get("to-port")): e for e in edges}
+    out_ports = {
+        (layer.get("id"), p.get("id")): p for layer in layers for p in layer.iterfind("output/port")
+    }
+    for i in out_idx:
+        if i >= len(results):
+            continue
+        result = results[i]
+        rport = _first_port(result, "input")
+        if rport is None:
+            continue
+        feed = producers.get((result.get("id"), rport.get("id")))
+        if feed is None:
+            continue
+        src = out_ports.get((feed.get("from-layer"), feed.get("from-port")))
+        precision = (src if src is not None else rport).get("precision")
+        cid, uid = str(next(next_id)), str(next(next_id))
+        offset = len(weights) + len(extra)
+        extra += bytes(8)  # the axis, 0, as one i64
+        const = _ir_layer(layers, cid, f"{result.get('name', '')}/wasinn_axis", "Const")
+        ET.SubElement(
+            const, "data",
+            {"element_type": "i64", "shape": "1", "offset": str(offset), "size": "8"},
+        )  # fmt: skip
+        _ir_port(const, "output", "0", "I64", [1])
+        unsq = _ir_layer(layers, uid, f"{result.get('name', '')}/wasinn_unsqueeze", "Unsqueeze")
+        _ir_port(unsq, "input", "0", precision, [])
+        _ir_port(unsq, "input", "1", "I64", [1])
+        _ir_port(unsq, "output", "2", precision, [1])
+        ET.SubElement(rport, "dim").text = "1"
+        feed.set("to-layer", uid)
+        feed.set("to-port", "0")
+        _ir_edge(edges, cid, "0", uid, "1")
+        _ir_edge(edges, uid, "2", result.get("id", ""), rport.get("id", ""))
+        unsqueezed.add(i)
+    if not (scalars or folded or unsqueezed):
+        return xml, weights, NOTHING
+    notes = [f"rank-0 input {n!r} is passed as shape [1]" for n in scalars]
+    notes += [f"rank-0 output {info.outputs[i].name!r} is returned as shape [1]"
+              for i in sorted(unsqueezed)]  # fmt: skip
+    notes += [f"input {n!r} is folded into the model as a constant" for n in folded]
+    plan = Plan(host_names, frozenset(scalars), frozenset(folded), frozenset(unsqueezed),
+                tuple(notes))  # fmt: skip
+    return ET.tostring(root, encoding="utf-8"), weights + bytes(extra), plan
+
+
+def _first_port(layer: ET.Element, kind: str) -> ET.Element | None:
+    ports = layer.find(kind)
+    return ports[0] if ports is not None and len(ports) else None
+
+
+def _ir_layer(layers: ET.Element, lid: str, name: str, kind: str) -> ET.Element:
+    return ET.SubElement(
+        layers, "layer", {"id": lid, "name": name, "type": kind, "version": "opset1"}
+    )
+
+
+def _ir_port(
+    layer: ET.Element, kind: str, pid: str, precision: str | None, dims: list[int]
+) -> ET.Element:
+    ports = layer.find(kind)
+    if ports is None:
+        ports = ET.SubElement(layer, kind)
+    port = ET.SubElement(ports, "port", {"id": pid})
+    if precision:
+        port.set("precision", precision)
+    for d in dims:
+        ET.SubElement(port, "dim").text = str(d)
+    return port
+
+
+def _ir_edge(edges: ET.Element, src: str, src_port: str, dst: str, dst_port: str) -> None:
+    ET.SubElement(
+        edges, "edge",
+        {"from-layer": src, "from-port": src_port, "to-layer": dst, "to-port": dst_port},
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------- entry
+
+
+def for_host(
+    parts: list[bytes],
+    encoding: str,
+    inputs: list[TensorSpec] | None,
+    outputs: list[TensorSpec] | None,
+    where: str,
+) -> tuple[list[bytes], Plan]:
+    """The model parts the host should get, and the plan for each call.
+
+    Only models whose inputs and outputs wasinn read (ONNX, IR) are touched.
+    """
+    if inputs is None or outputs is None:
+        return parts, NOTHING
+    new_parts, plan = _rewrite(parts, encoding, inputs, outputs, where)
+    limits = _limits(outputs, plan)
+    return new_parts, replace(plan, limits=limits) if limits else plan
+
+
+def unrewritten(outputs: list[TensorSpec] | None) -> Plan:
+    """The plan of a model the host loaded as it is (by name): nothing to do
+    on each call, but what it cannot return is named when compute fails."""
+    limits = _limits(outputs or [], NOTHING)
+    return Plan(limits=limits) if limits else NOTHING
+
+
+def _limits(outputs: list[TensorSpec], plan: Plan) -> tuple[str, ...]:
+    """What the host still cannot return, in words, for compute errors."""
+    found = []
+    for i, spec in enumerate(outputs):
+        if spec.dtype not in _dtypes.ITEMSIZE:
+            found.append(f"output {spec.name!r} is {spec.dtype}, which wasi-nn cannot carry")
+        elif spec.shape == () and i not in plan.unsqueezed:
+            found.append(f"output {spec.name!r} is rank 0, which the host cannot return")
+        elif spec.shape is None and i not in plan.unsqueezed:
+            found.append(
+                f"output {spec.name!r} has no declared rank; if it is a scalar, "
+                "the host cannot return it"
+            )
+    return tuple(found)
+
+
+def _rewrite(
+    parts: list[bytes],
+    encoding: str,
+    inputs: list[TensorSpec],
+    outputs: list[TensorSpec],
+    where: str,
+) -> tuple[list[bytes], Plan]:
+    if encoding == "onnx" and len(parts) == 1:
+        maybe = any(s.shape == () or _zero_size(s) for s in inputs) or any(
+            s.shape is None or s.shape == () for s in outputs
+        )
+        if not maybe and not _has_dropout(parts[0], where):
+            return parts, NOTHING  # the common case: nothing more is read
+        data, plan = onnx_model(parts[0], _onnx.read(parts[0], where), where)
+        return [data], plan
+    if encoding == "openvino" and len(parts) == 2 and _ir.looks_like_ir(parts[0]):
+        info = _ir.IRInfo(inputs, outputs, 0)
+        xml, weights, plan = ir_model(parts[0], parts[1], info, where)
+        return [xml, weights], plan
+    return parts, NOTHING
