@@ -218,6 +218,9 @@ def single_lines() -> list[Sample]:
              font("SerifCondensed", 20), margin=14),
         line("line_noise_q75.jpg", "Order 58213-A: 12 x widget @ 4.99 each",
              font("SansMono-Bold", 22), [noise(18.0, seed=1)], margin=20, quality=75),
+        # Upside down: the direction classifier's "180" path turns it before recognition.
+        line("line_upside_down.png", "Fragile: this side up (handle with care)",
+             font("Sans-Bold", 30), [rotate(180.0)]),
     ]  # fmt: skip
 
 
