@@ -31,7 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
 sys.path.insert(0, str(ROOT / "bench" / "bench_guest"))
 import cases  # noqa: E402  (the same inputs the guest builds)
-import ocr_bench  # noqa: E402  (bench/, beside this file)
+import image_bench  # noqa: E402  (bench/, beside this file)
+import ocr_bench  # noqa: E402
 
 SITE = Path(sysconfig.get_path("purelib"))
 WASMTIME = SITE / "wasmtime_cli" / "wasmtime"
@@ -786,6 +787,7 @@ def report(data: dict[str, Any]) -> str:
         lines.append(f"| {name} | {us:.1f} |")
     lines += ops_report(data)
     lines += builder_report(data)
+    lines += image_bench.report(data["image"])
     lines += ocr_bench.report(data["ocr"])
     lines += ["", "## Targets", "", "| target | measured | met |", "|---|---|---|"]
     for name, goal, value, better in targets(data) + builder_targets(data):
@@ -809,6 +811,7 @@ def targets(data: dict[str, Any]) -> list[tuple[str, float, float, str]]:
          min(r["wasinn_gbs"] for r in big), "higher"),
         ("precompiled start to first output <= 60 ms", TARGETS["precompiled_start_ms"],
          precompiled["first_output_ms"], "lower"),
+        *image_bench.targets(data["image"]),
         ocr_bench.target(data["ocr"]),
     ]
 
@@ -862,6 +865,7 @@ def main() -> None:
     data["profile"] = guest("wasinn", "profile:vad", "300" if args.quick else "3000")["profile"]
     data["builder"] = builder_bench(args.quick)
     data["ops"] = ops_bench(args.quick)
+    data["image"] = image_bench.rows(args.quick)
     data["ocr"] = ocr_bench.run(args.quick)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "latest.json").write_text(json.dumps(data, indent=1))

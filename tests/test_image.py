@@ -387,3 +387,59 @@ def test_jpeg_goes_to_the_jpeg_decoder() -> None:
 def test_decoders_report_format() -> None:
     assert image.decode_with_info(good_png())[1]["format"] == "png"
     assert image.decode_with_info(b"P5 1 1 255 \x07")[1] == {"format": "ppm"}
+
+
+# ------------------------------------------------------------------ PNG unfiltering on the host
+
+
+@pytest.fixture
+def png_on_host(ov_host: object, monkeypatch: pytest.MonkeyPatch) -> object:
+    """Unfilter through ``_png_host`` (OpenVINO natively), however few the Average/Paeth rows."""
+    from wasinn import _png, _png_host
+
+    monkeypatch.setattr(_png, "HOST_MIN_BYTES", 1)
+    # Compiled graphs belong to the host that compiled them.
+    monkeypatch.setattr(_png_host, "_models", type(_png_host._models)())
+    return ov_host
+
+
+# Every bytes-per-pixel the host graph meets (1, 2, 3, 4, 6, 8), plain and Adam7;
+# each new (rows, bytes per pixel) compiles a graph, so the sizes are few.
+HOST_CASES = [(0, 1, False), (0, 16, False), (2, 8, False), (2, 16, True), (3, 4, True),
+              (4, 8, False), (6, 8, True), (6, 16, False)]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("colour", "depth", "interlace"), HOST_CASES, ids=[f"c{c}-{d}bit-{i}" for c, d, i in HOST_CASES]
+)
+def test_png_host_unfiltering_matches_pillow(
+    png_on_host: object, colour: int, depth: int, interlace: bool
+) -> None:
+    samples, plte = random_case(colour, depth, 33, 17, depth)
+    data = encode_png(33, 17, colour, depth, samples, interlace=interlace, plte=plte, seed=depth)
+    calls = len(png_on_host.calls)  # type: ignore[attr-defined]
+    assert image.decode(data).tobytes() == pillow_pixels(data)[1]
+    assert len(png_on_host.calls) > calls  # type: ignore[attr-defined]
+
+
+def test_png_host_unfiltering_of_every_filter_at_once(png_on_host: object) -> None:
+    # 40 rows of each filter type in turn, RGB and RGBA, wider than tall and taller than wide
+    for width, height, colour in ((150, 40, 2), (12, 200, 6)):
+        samples, _ = random_case(colour, 8, width, height, width)
+        data = encode_png(width, height, colour, 8, samples, seed=3)
+        assert image.decode(data).tobytes() == pillow_pixels(data)[1]
+
+
+def test_png_host_failure_falls_back_to_pure_python(
+    png_on_host: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from wasinn import _png_host
+    from wasinn._errors import BackendRuntimeError
+
+    def broken(*args: object) -> list[bytes]:
+        raise BackendRuntimeError("host gone")
+
+    monkeypatch.setattr(_png_host, "unfilter", broken)
+    samples, _ = random_case(2, 8, 20, 10, 1)
+    data = encode_png(20, 10, 2, 8, samples, seed=1)
+    assert image.decode(data).tobytes() == pillow_pixels(data)[1]

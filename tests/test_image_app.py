@@ -142,3 +142,29 @@ def test_guest_decodes_a_1920x1080_rgb_png(image_app: Path, tmp_path: Path) -> N
         )
         assert float(str(got["seconds"])) < 20  # a sanity bound; the goal (0.5 s) is reported
     print("\n" + "\n".join(report))
+
+
+def test_component_decodes_jpeg_like_pillow(image_app: Path, tmp_path: Path) -> None:
+    """Big enough for the host path (IDCT, upsampling and colour as a graph) and
+    small ones that stay in pure Python: both equal to Pillow, byte for byte."""
+    from test_jpeg import encode, picture
+
+    files = {}
+    for size in ((320, 240), (333, 199), (40, 30)):
+        for name, options in (
+            ("q90", {"quality": 90}),
+            ("q75_422", {"quality": 75, "subsampling": 1}),
+            ("q95_444", {"quality": 95, "subsampling": 0}),
+            ("prog", {"quality": 80, "progressive": True}),
+            ("restart", {"quality": 75, "restart_marker_blocks": 5}),
+        ):
+            files[f"{name}_{size[0]}x{size[1]}.jpg"] = encode(picture(*size, seed=1), **options)
+        files[f"gray_{size[0]}x{size[1]}.jpg"] = encode(picture(*size).convert("L"), quality=85)
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    names = sorted(files)
+    results = run_files(image_app, tmp_path, "--repeat", "2", *names)
+    for name, got in zip(names, results, strict=True):
+        with Image.open(io.BytesIO(files[name])) as im:
+            want = im.tobytes()
+        assert got["crc32"] == zlib.crc32(want), name

@@ -266,3 +266,96 @@ def test_bad_huffman_tables_are_refused() -> None:
     dc_symbol_16 = b"\x00" + bytes([1] + [0] * 15) + b"\x10"
     with pytest.raises(ImageError, match="over 15"):
         decode_jpeg(replace_marker_segment(data, 0xC4, dc_symbol_16), "h.jpg")
+
+
+# ------------------------------------------------------------------ the host path
+
+
+@pytest.fixture
+def on_host(ov_host: object, monkeypatch: pytest.MonkeyPatch) -> object:
+    """Decode through ``_jpeg_host`` (OpenVINO natively), whatever the image size."""
+    from wasinn import _jpeg, _jpeg_host
+
+    monkeypatch.setattr(_jpeg, "HOST_MIN_PIXELS", 1)
+    # Compiled graphs belong to the host that compiled them.
+    monkeypatch.setattr(_jpeg_host, "_models", type(_jpeg_host._models)())
+    return ov_host
+
+
+@pytest.mark.parametrize("size", [(7, 5), (17, 9), (33, 47), (100, 75)], ids=str)
+@pytest.mark.parametrize(
+    "options", OPTIONS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items())
+)
+@pytest.mark.parametrize("mode", ["RGB", "L"])
+def test_host_path_matches_pillow(
+    on_host: object, size: tuple[int, int], options: dict[str, object], mode: str
+) -> None:
+    data = encode(picture(*size, seed=5).convert(mode), **options)  # type: ignore[attr-defined]
+    calls = len(on_host.calls)  # type: ignore[attr-defined]
+    assert compare(data) == (0, 0.0)
+    assert len(on_host.calls) > calls  # type: ignore[attr-defined]
+
+
+def test_host_path_640x480(on_host: object) -> None:
+    for options in (
+        {"quality": 90},
+        {"quality": 90, "progressive": True},
+        {"quality": 50, "subsampling": 1},
+    ):
+        assert compare(encode(picture(640, 480, seed=7), **options)) == (0, 0.0)
+
+
+def test_host_path_keeps_tiny_chroma_in_pure_python(on_host: object) -> None:
+    # 4:2:0 with a chroma plane 2 samples wide: libjpeg replicates instead of
+    # its triangle filter, which the host graph does not do.
+    data = encode(picture(4, 16), quality=75)
+    calls = len(on_host.calls)  # type: ignore[attr-defined]
+    assert compare(data) == (0, 0.0)
+    assert len(on_host.calls) == calls  # type: ignore[attr-defined]
+
+
+def test_host_failure_falls_back_to_pure_python(
+    on_host: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from wasinn import _jpeg_host
+    from wasinn._errors import BackendRuntimeError
+
+    def broken(*args: object) -> bytes:
+        raise BackendRuntimeError("host gone")
+
+    monkeypatch.setattr(_jpeg_host, "render", broken)
+    for progressive in (False, True):
+        assert compare(encode(picture(40, 24), quality=80, progressive=progressive)) == (0, 0.0)
+
+
+def test_host_and_pure_paths_agree_on_corrupt_files(on_host: object) -> None:
+    """Mutated files: refused by both paths, or the same pixels from both (the
+    host graph wraps out-of-range samples as libjpeg does, and hands files
+    with coefficients too large for exact f32 back to the pure path)."""
+    import random
+
+    from wasinn import _model
+
+    rng = random.Random(4)
+    bases = [
+        encode(picture(120, 72, seed=2), quality=75),
+        encode(picture(120, 72, seed=2), quality=90, progressive=True),
+        encode(picture(120, 72, seed=2), quality=60, restart_marker_blocks=4),
+    ]
+    outcomes = set()
+    for _ in range(40):
+        data = bytearray(rng.choice(bases))
+        for _ in range(rng.randint(1, 4)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        results = []
+        for host in (on_host, None):
+            previous = _model._use_host(host)  # type: ignore[arg-type]
+            try:
+                results.append(decode_jpeg(bytes(data), "m.jpg"))
+            except ImageError:
+                results.append(None)
+            finally:
+                _model._use_host(previous)
+        assert results[0] == results[1]
+        outcomes.add(results[0] is None)
+    assert outcomes == {True, False}  # both kinds of outcome were met

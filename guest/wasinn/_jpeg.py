@@ -1,4 +1,4 @@
-"""JPEG decoding in pure Python: baseline, extended (8-bit) and progressive Huffman.
+"""JPEG decoding: baseline, extended (8-bit) and progressive Huffman.
 
 ``decode_jpeg(data, name)`` returns ``(width, height, channels, pixels, info)``:
 ``channels`` is 1 (gray) or 3 (RGB), ``pixels`` the samples row by row,
@@ -9,6 +9,14 @@ the ones Pillow (libjpeg-turbo) gives, usually bit for bit: the "islow" integer
 IDCT (same constants, same rounding, same range limiting), "fancy" triangle
 upsampling for 2x1, 2x2 and 1x2 chroma (box replication for other ratios),
 and libjpeg's fixed-point YCbCr -> RGB tables.
+
+The entropy-coded data is decoded here, in Python: each Huffman lookup takes
+12 bits and gives the code's length, run and value at once (``_FAST_BITS``),
+with a 16-bit table behind it for longer codes. The rest, dequantisation,
+IDCT, upsampling and colour, is per-pixel arithmetic: inside a component,
+images of ``HOST_MIN_PIXELS`` or more send the coefficients to the host,
+where a graph computes the same integers (``_jpeg_host``); elsewhere, or
+when the host cannot, it runs here.
 
 Refused with ``ImageError`` ("unsupported ..."): arithmetic coding, lossless
 and hierarchical files, 12-bit samples, CMYK/YCCK (4 components), 2-component
@@ -23,10 +31,14 @@ corrupt data raises ``ImageError``; no other exception escapes.
 
 from __future__ import annotations
 
+import array
 import re
+import sys
 from collections.abc import Sequence
 from typing import Literal
 
+from . import _jpeg_host, _model
+from ._errors import WasiNNError
 from ._imagecore import MAX_PIXELS, ImageError, check_size
 
 __all__ = ["decode_jpeg"]
@@ -39,6 +51,15 @@ _ZIGZAG = [
     35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51,
     58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63,
 ] + [63] * 16  # fmt: skip
+# The same positions in a block stored transposed (column frequency first), the
+# layout the host's IDCT takes (see _jpeg_host).
+_ZIGZAG_T = [(i % 8) * 8 + i // 8 for i in _ZIGZAG]
+_TRANSPOSE = [(i % 8) * 8 + i // 8 for i in range(64)]
+
+#: Inside a component, images of at least this many pixels go through the host
+#: for dequantisation, IDCT, upsampling and colour (``_jpeg_host``); smaller ones
+#: stay in pure Python, where they are quick and compile no graph.
+HOST_MIN_PIXELS = 65536
 
 # libjpeg's post-IDCT range limit: index (value & 1023) of a sample centred on 0.
 # In-range values are shifted by 128 and clamped; wildly out-of-range ones wrap
@@ -69,6 +90,18 @@ _HALF = [(1 << s) >> 1 for s in range(17)]
 # falls off the end of the data (an IndexError, reported as corrupt data).
 _BAD = 1 << 48
 
+# A Huffman table is looked up twice over. ``fast`` takes the next _FAST_BITS
+# bits and, when the code and its extra bits fit in them, gives everything at
+# once: the bits used (bits 0-4), for AC the zero run (bits 5-8), and the signed
+# value (DC: from bit 5; AC: from bit 9; 0 for AC end-of-block and ZRL codes).
+# An entry of 0 sends the decoder to ``plain`` (the 16-bit table above).
+_FAST_BITS = 12
+_FAST_MASK = (1 << _FAST_BITS) - 1
+_Table = tuple[list[int], list[int]]  # (plain, fast)
+
+_WORD = array.array("I")
+_LITTLE = sys.byteorder == "little"
+
 _SCAN_END = re.compile(rb"\xff[^\x00\xd0-\xd7]")
 _RESTART = re.compile(rb"\xff[\xd0-\xd7]")
 
@@ -87,32 +120,79 @@ _UNSUPPORTED_SOF = {
 
 
 class _Component:
-    __slots__ = ("ident", "h", "v", "tq", "bw", "bh", "dw", "dh", "blocks", "quant", "has_dc")
+    __slots__ = (
+        "ident", "h", "v", "tq", "bw", "bh", "dw", "dh", "blocks", "flat", "quant", "has_dc"
+    )  # fmt: skip
 
     def __init__(self, ident: int, h: int, v: int, tq: int) -> None:
         self.ident, self.h, self.v, self.tq = ident, h, v, tq
         self.bw = self.bh = self.dw = self.dh = 0
         self.blocks: list[list[int] | None] = []
+        # For the host, sequential scans write the coefficients straight into
+        # int32 memory, 64 per block, transposed (no lists to convert later).
+        self.flat: memoryview | None = None
         self.quant: list[int] | None = None  # natural order, latched at its first scan
         self.has_dc = False  # a scan has given every block its DC coefficient
 
 
-def _huffman_table(counts: bytes, symbols: bytes, dc: bool, name: str) -> list[int]:
+def _huffman_table(counts: bytes, symbols: bytes, dc: bool, name: str) -> _Table:
+    """Both lookup tables of one Huffman table (see ``_Table``)."""
     if dc and any(s > 15 for s in symbols):
         raise ImageError(f"{name} is corrupt: a DC Huffman table has a symbol over 15")
     table = [_BAD] * 65536
+    fast = [0] * (1 << _FAST_BITS)
     code = k = 0
     for length in range(1, 17):
         shift = 16 - length
         for _ in range(counts[length - 1]):
             if code >= 1 << length:
                 raise ImageError(f"{name} is corrupt: a Huffman table has too many codes")
+            symbol = symbols[k]
             start = code << shift
-            table[start : start + (1 << shift)] = [(length << 8) | symbols[k]] * (1 << shift)
+            table[start : start + (1 << shift)] = [(length << 8) | symbol] * (1 << shift)
+            size = symbol if dc else symbol & 15
+            room = _FAST_BITS - length - size
+            if room >= 0:
+                # Every value the extra bits can take gets its own run of entries,
+                # so the value comes out of the same lookup as the code.
+                run = 0 if dc else symbol >> 4
+                tail = (run << 5) | (length + size)
+                if size:
+                    low, half = _MASK[size], _HALF[size]
+                    entries = [
+                        ((v - low if v < half else v) << (5 if dc else 9)) | tail
+                        for v in range(1 << size)
+                        for _ in range(1 << room)
+                    ]
+                else:
+                    entries = [tail] * (1 << room)
+                first = code << (_FAST_BITS - length)
+                fast[first : first + len(entries)] = entries
             code += 1
             k += 1
         code <<= 1
-    return table
+    return table, fast
+
+
+def _windows(raw: bytes) -> list[int]:
+    """``w[i]`` = bytes i, i+1, i+2 of ``raw`` (zeros past its end) as one
+    24-bit number, so that any 16 bits are one index and one shift away."""
+    n = len(raw)
+    padded = raw + b"\0\0"
+    if _WORD.itemsize != 4:  # pragma: no cover (every platform CPython runs on has it)
+        return [
+            (a << 16) | (b << 8) | c
+            for a, b, c in zip(padded, padded[1:], padded[2:], strict=False)
+        ]
+    # Big-endian 32-bit words 0, b[i], b[i+1], b[i+2], assembled at C speed.
+    spread = bytearray(4 * n)
+    spread[1::4] = raw
+    spread[2::4] = padded[1 : n + 1]
+    spread[3::4] = padded[2 : n + 2]
+    words = array.array("I", spread)
+    if _LITTLE:
+        words.byteswap()
+    return words.tolist()
 
 
 def _fresh(blocks: list[list[int] | None], idx: int) -> list[int]:
@@ -160,8 +240,8 @@ class _Decoder:
     def __init__(self, data: bytes, name: str, max_pixels: int) -> None:
         self.data, self.name, self.max_pixels = data, name, max_pixels
         self.quant: list[list[int] | None] = [None] * 4
-        self.dc_tables: list[list[int] | None] = [None] * 4
-        self.ac_tables: list[list[int] | None] = [None] * 4
+        self.dc_tables: list[_Table | None] = [None] * 4
+        self.ac_tables: list[_Table | None] = [None] * 4
         self.restart = 0
         self.components: list[_Component] = []
         self.progressive = False
@@ -173,6 +253,10 @@ class _Decoder:
         self.orientation: int | None = None
         self.scans = 0
         self.eobrun = 0
+        # Where the coefficients of a block go: natural order, or transposed
+        # when the host does the pixel work (decided with the frame header).
+        self.zz = _ZIGZAG
+        self.on_host = False
 
     def fail(self, why: str) -> ImageError:
         return ImageError(f"{self.name} is {why}")
@@ -247,8 +331,8 @@ class _Decoder:
                 total = sum(counts)
                 if tc > 1 or th > 3 or total > 256 or i + 17 + total > len(body):
                     raise self.fail("corrupt: bad Huffman table (DHT)")
-                table = _huffman_table(counts, body[i + 17 : i + 17 + total], tc == 0, name)
-                (self.dc_tables if tc == 0 else self.ac_tables)[th] = table
+                pair = _huffman_table(counts, body[i + 17 : i + 17 + total], tc == 0, name)
+                (self.dc_tables if tc == 0 else self.ac_tables)[th] = pair
                 i += 17 + total
         elif marker in (0xC0, 0xC1, 0xC2):
             self.frame(marker, body)
@@ -308,6 +392,24 @@ class _Decoder:
             c.blocks = [None] * (c.bw * c.bh)
         self.components = comps
         self.progressive = marker == 0xC2
+        self.on_host = self.host_can_render()
+        if self.on_host:
+            self.zz = _ZIGZAG_T
+
+    def host_can_render(self) -> bool:
+        """Whether ``_jpeg_host`` will do the pixel work: inside a component, for
+        an image big enough to pay for a graph, with upsampling it implements
+        (libjpeg's fancy 2x2, 2x1 and 1x2, used when the plane is over 2 wide) and
+        every plane within what the host accepts in one call."""
+        if _model._active_host is None or self.width * self.height < HOST_MIN_PIXELS:
+            return False
+        for c in self.components:
+            fh, fv = self.hmax // c.h, self.vmax // c.v
+            if fh > 2 or fv > 2 or (fh == 2 and c.dw <= 2):
+                return False
+            if c.bw * c.bh * 256 > _jpeg_host.MAX_PLANE_BYTES:
+                return False
+        return True
 
     # ------------------------------------------------------------------ scans
 
@@ -319,7 +421,7 @@ class _Decoder:
             raise self.fail("corrupt: bad scan header (SOS)")
         count = header[0]
         by_id = {c.ident: c for c in self.components}
-        comps: list[tuple[_Component, list[int] | None, list[int] | None]] = []
+        comps: list[tuple[_Component, _Table | None, _Table | None]] = []
         for i in range(count):
             ident, tables = header[1 + 2 * i], header[2 + 2 * i]
             comp = by_id.get(ident)
@@ -369,6 +471,12 @@ class _Decoder:
         # the decoder walk millions of blocks).
         per_unit = 1 if count == 1 else sum(c.h * c.v for c, _, _ in comps)
         bit_per_block = kind in ("sequential", "dc_first", "dc_refine")
+        if kind == "sequential" and self.on_host:
+            if total * per_unit > 8 * (end - pos):
+                raise self.fail("truncated: its entropy-coded data ends early")
+            for comp, _, _ in comps:
+                if comp.flat is None:
+                    comp.flat = memoryview(bytearray(256 * comp.bw * comp.bh)).cast("i")
         for seg_i, start in enumerate(range(0, total, per)):
             if seg_i >= len(segments):
                 raise self.fail("truncated: its entropy-coded data ends early")
@@ -377,9 +485,17 @@ class _Decoder:
                 raise self.fail("truncated: its entropy-coded data ends early")
             self.eobrun = 0
             try:
-                used = self.interval(
-                    raw, comps, kind, ss, se, ah, al, start, min(total, start + per), units_x
-                )
+                try:
+                    used = self.interval(
+                        raw, comps, kind, ss, se, ah, al, start, min(total, start + per), units_x
+                    )
+                except (OverflowError, ValueError):
+                    # A coefficient too large for int32: only corrupt data has
+                    # one; the pure path decodes it (and wraps as libjpeg does).
+                    self.leave_host()
+                    used = self.interval(
+                        raw, comps, kind, ss, se, ah, al, start, min(total, start + per), units_x
+                    )
             except IndexError:
                 raise self.fail("corrupt or truncated: bad entropy-coded data") from None
             if used > 8 * len(raw):
@@ -389,7 +505,7 @@ class _Decoder:
     def interval(
         self,
         raw: bytes,
-        comps: list[tuple[_Component, list[int] | None, list[int] | None]],
+        comps: list[tuple[_Component, _Table | None, _Table | None]],
         kind: str,
         ss: int,
         se: int,
@@ -400,14 +516,9 @@ class _Decoder:
         units_x: int,
     ) -> int:
         """Decode units [first, stop) of a scan from one restart interval; return bits used."""
-        # w[i] holds bytes i..i+2 as one number, so any 16 bits are one shift away.
-        padded = raw + b"\0\0"
-        w = [
-            (a << 16) | (b << 8) | c
-            for a, b, c in zip(padded, padded[1:], padded[2:], strict=False)
-        ]
+        w = _windows(raw)
         p = 0
-        zz, mask, half = _ZIGZAG, _MASK, _HALF
+        zz, mask, half, fm = self.zz, _MASK, _HALF, _FAST_MASK
         # The blocks to fill, in order: (component index, block index).
         units: list[tuple[int, int]] = []
         if len(comps) == 1:
@@ -422,39 +533,61 @@ class _Decoder:
             ]
             for u in range(first, stop):
                 my, mx = divmod(u, units_x)
-                units.extend((ci, my * row + mx * h + off) for ci, off, h, row in layout)
+                units += [(ci, my * row + mx * h + off) for ci, off, h, row in layout]
         blocks = [c.blocks for c, _, _ in comps]
-        dcs = [d for _, d, _ in comps]
-        acs = [a for _, _, a in comps]
+        flats = [c.flat for c, _, _ in comps]
+        # (plain, fast) per component; a table a kind of scan does not use may be None
+        dcs = [d or ([], []) for _, d, _ in comps]
+        acs = [a or ([], []) for _, _, a in comps]
         pred = [0] * len(comps)
 
         if kind == "sequential":
             for ci, idx in units:
-                blk = [0] * 64
-                blocks[ci][idx] = blk
-                t = dcs[ci][(w[p >> 3] >> (8 - (p & 7))) & 0xFFFF]  # type: ignore[index]
-                p += t >> 8
-                s = t & 255
-                if s:
-                    v = (w[p >> 3] >> (24 - (p & 7) - s)) & mask[s]
-                    p += s
-                    if v < half[s]:
-                        v -= mask[s]
-                    pred[ci] += v
+                out = flats[ci]
+                if out is not None:
+                    blk: list[int] | memoryview = out[idx << 6 : (idx << 6) + 64]
+                else:
+                    blk = blocks[ci][idx] = [0] * 64
+                dct = dcs[ci]
+                t = dct[1][(w[p >> 3] >> (12 - (p & 7))) & fm]
+                if t:
+                    p += t & 31
+                    pred[ci] += t >> 5
+                else:  # code and extra bits longer than the fast table covers
+                    t = dct[0][(w[p >> 3] >> (8 - (p & 7))) & 0xFFFF]
+                    p += t >> 8
+                    s = t & 255
+                    if s:
+                        v = (w[p >> 3] >> (24 - (p & 7) - s)) & mask[s]
+                        p += s
+                        pred[ci] += v - mask[s] if v < half[s] else v
                 blk[0] = pred[ci]
-                act: list[int] = acs[ci]  # type: ignore[assignment]
+                plain, fast = acs[ci]
                 k = 1
                 while k < 64:
-                    t = act[(w[p >> 3] >> (8 - (p & 7))) & 0xFFFF]
-                    p += t >> 8
-                    s = t & 15
+                    t = fast[(w[p >> 3] >> (12 - (p & 7))) & fm]
+                    v = t >> 9
+                    if v:
+                        p += t & 31
+                        k += (t >> 5) & 15
+                        blk[zz[k]] = v
+                        k += 1
+                        continue
+                    if t:
+                        p += t & 31
+                        s = 0
+                    else:
+                        t = plain[(w[p >> 3] >> (8 - (p & 7))) & 0xFFFF]
+                        p += t >> 8
+                        s = t & 15
+                        t = (t & 0xF0) << 1
                     if s:
-                        k += (t >> 4) & 15
+                        k += t >> 5
                         v = (w[p >> 3] >> (24 - (p & 7) - s)) & mask[s]
                         p += s
                         blk[zz[k]] = v - mask[s] if v < half[s] else v
                         k += 1
-                    elif t & 0xF0 == 0xF0:
+                    elif t & 480 == 480:  # ZRL: sixteen zeros
                         k += 16
                     else:
                         break
@@ -463,7 +596,7 @@ class _Decoder:
         if kind == "dc_first":
             for ci, idx in units:
                 blk = blocks[ci][idx] or _fresh(blocks[ci], idx)
-                t = dcs[ci][(w[p >> 3] >> (8 - (p & 7))) & 0xFFFF]  # type: ignore[index]
+                t = dcs[ci][0][(w[p >> 3] >> (8 - (p & 7))) & 0xFFFF]
                 p += t >> 8
                 s = t & 255
                 if s:
@@ -484,10 +617,11 @@ class _Decoder:
                 p += 1
             return p
 
-        table: list[int] = acs[0]  # type: ignore[assignment]
+        table, fast = acs[0]
         store = blocks[0]
         eobrun = 0
         if kind == "ac_first":
+            scale = 1 << al
             for _, idx in units:
                 if eobrun:
                     eobrun -= 1
@@ -495,6 +629,14 @@ class _Decoder:
                 blk = store[idx] or _fresh(store, idx)
                 k = ss
                 while k <= se:
+                    t = fast[(w[p >> 3] >> (12 - (p & 7))) & fm]
+                    v = t >> 9
+                    if v:
+                        p += t & 31
+                        k += (t >> 5) & 15
+                        blk[zz[k]] = v * scale
+                        k += 1
+                        continue
                     t = table[(w[p >> 3] >> (8 - (p & 7))) & 0xFFFF]
                     p += t >> 8
                     s = t & 15
@@ -503,7 +645,7 @@ class _Decoder:
                         k += r
                         v = (w[p >> 3] >> (24 - (p & 7) - s)) & mask[s]
                         p += s
-                        blk[zz[k]] = (v - mask[s] if v < half[s] else v) * (1 << al)
+                        blk[zz[k]] = (v - mask[s] if v < half[s] else v) * scale
                         k += 1
                     elif r == 15:
                         k += 16
@@ -566,6 +708,48 @@ class _Decoder:
         return p
 
     # ------------------------------------------------------------------ pixels
+
+    def render_on_host(self, ycc: bool) -> bytes | None:
+        """The pixels from ``_jpeg_host``, or None (the decoder back on the pure
+        path) if the coefficients do not fit int32 or the host fails."""
+        planes: list[_jpeg_host.Plane] = []
+        zero = [0] * 64
+        for c in self.components:
+            q = c.quant
+            assert q is not None
+            if c.flat is None:
+                coefs = array.array("i")
+                try:
+                    for b in c.blocks:
+                        coefs.fromlist(b or zero)
+                except OverflowError:  # only corrupt data has such coefficients
+                    break
+                data: memoryview | array.array[int] = coefs
+            else:
+                data = c.flat
+            fh, fv = self.hmax // c.h, self.vmax // c.v
+            quant = [q[t] for t in _TRANSPOSE]
+            planes.append((data, quant, c.bw, c.bh, c.dw, c.dh, fh, fv))
+        else:
+            try:
+                pixels = _jpeg_host.render(planes, self.width, self.height, ycc)
+            except WasiNNError:
+                pixels = None
+            if pixels is not None:
+                return pixels
+        self.leave_host()
+        return None
+
+    def leave_host(self) -> None:
+        """Go on in pure Python: blocks as lists again, in natural order."""
+        for c in self.components:
+            flat = c.flat
+            if flat is not None:
+                c.blocks = [list(flat[i : i + 64]) for i in range(0, len(flat), 64)]
+                c.flat = None
+            c.blocks = [b and [b[t] for t in _TRANSPOSE] for b in c.blocks]
+        self.on_host = False
+        self.zz = _ZIGZAG
 
     def plane(self, comp: _Component) -> bytearray:
         """The component's samples (bw*8 x bh*8), through libjpeg's islow IDCT."""
@@ -695,14 +879,19 @@ class _Decoder:
         info: dict[str, object] = {"orientation": self.orientation}
         comps = self.components
         width, height = self.width, self.height
+        rgb_ids = [c.ident for c in comps] == [82, 71, 66]
+        # libjpeg's order: a JFIF marker means YCbCr, else Adobe's transform flag
+        # decides, else component ids 'R', 'G', 'B' mean RGB.
+        rgb = not self.jfif and (self.adobe == 0 or (self.adobe is None and rgb_ids))
+        if self.on_host:
+            pixels = self.render_on_host(len(comps) == 3 and not rgb)
+            if pixels is not None:
+                return width, height, len(comps), pixels, info
         if len(comps) == 1:
             return width, height, 1, self.full(comps[0]), info
         planes = [self.full(c) for c in comps]
         out = bytearray(width * height * 3)
-        rgb_ids = [c.ident for c in comps] == [82, 71, 66]
-        # libjpeg's order: a JFIF marker means YCbCr, else Adobe's transform flag
-        # decides, else component ids 'R', 'G', 'B' mean RGB.
-        if not self.jfif and (self.adobe == 0 or (self.adobe is None and rgb_ids)):
+        if rgb:
             for i in range(3):
                 out[i::3] = planes[i]
             return width, height, 3, bytes(out), info

@@ -1,4 +1,4 @@
-"""PNG decoding in pure Python (zlib only): every colour type and bit depth, Adam7.
+"""PNG decoding (zlib and pure Python): every colour type and bit depth, Adam7.
 
 The result is 8 bits per sample. What Pillow does, and so what this does:
 16-bit samples keep their high byte; 1, 2 and 4-bit gray levels are scaled to
@@ -10,14 +10,22 @@ Unfiltering is the hot loop. ``None`` and ``Up`` rows are whole-row
 operations, ``Sub`` rows a prefix sum computed on one big integer per row
 (bytewise adds without carries between bytes, doubling the distance each
 step), and only ``Average`` and ``Paeth`` rows go byte by byte, one channel
-lane at a time so that the left and upper-left neighbours stay in locals.
+lane at a time: Paeth through a table of its predictor indexed by the left
+neighbour and a per-byte offset computed for the whole row at once. Pillow
+writes Paeth rows for nearly every row of a photo, so inside a component an
+image with at least ``HOST_MIN_BYTES`` of such rows is unfiltered on the host
+instead (``_png_host``: every anti-diagonal of pixels at once; same bytes).
 """
 
 from __future__ import annotations
 
+import array
 import struct
+import sys
 import zlib
 
+from . import _model, _png_host
+from ._errors import WasiNNError
 from ._imagecore import ImageError, check_size
 
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -218,7 +226,31 @@ def _pixels(
     return bytes(out)
 
 
+#: Inside a component, an image whose Average and Paeth rows hold at least
+#: this many bytes is unfiltered on the host (``_png_host``); below it the
+#: graphs' compile time is not paid back.
+HOST_MIN_BYTES = 2 << 20
+
+
 def _unfilter(raw: bytes, height: int, rowbytes: int, bpp: int, name: str) -> bytes:
+    stride = rowbytes + 1
+    if _model._active_host is not None and height > 1:
+        kinds = raw[0 : height * stride : stride]
+        serial = kinds.count(3) + kinds.count(4)
+        if (
+            serial * rowbytes >= HOST_MIN_BYTES
+            and max(kinds) <= 4
+            and height * (rowbytes + bpp * height) <= _png_host.MAX_BYTES
+        ):
+            rows = [raw[y * stride + 1 : (y + 1) * stride] for y in range(height)]
+            try:
+                return b"".join(_png_host.unfilter(rows, kinds, rowbytes, bpp))
+            except WasiNNError:
+                pass  # the pure path below gives the same bytes
+    return _unfilter_here(raw, height, rowbytes, bpp, name)
+
+
+def _unfilter_here(raw: bytes, height: int, rowbytes: int, bpp: int, name: str) -> bytes:
     nbits = 8 * rowbytes
     low = int.from_bytes(b"\x7f" * rowbytes, "little")
     high = int.from_bytes(b"\x80" * rowbytes, "little")
@@ -257,40 +289,73 @@ def _unfilter(raw: bytes, height: int, rowbytes: int, bpp: int, name: str) -> by
 def _average(line: bytes, prev: bytes, bpp: int) -> bytes:
     out = bytearray(len(line))
     for lane in range(bpp):
-        res: list[int] = []
-        put = res.append
         a = 0
-        for x, b in zip(line[lane::bpp], prev[lane::bpp], strict=True):
-            a = (x + ((a + b) >> 1)) & 255
-            put(a)
-        out[lane::bpp] = bytes(res)
+        out[lane::bpp] = bytes(
+            [
+                a := (x + ((a + b) >> 1)) & 255
+                for x, b in zip(line[lane::bpp], prev[lane::bpp], strict=True)
+            ]
+        )
     return bytes(out)
+
+
+def _paeth_table() -> bytes:
+    """``_PAETH[511 * (a - c + 255) + (b - c + 255)]``: Paeth's predictor minus
+    ``c`` (mod 256), for every left ``a``, upper ``b`` and upper-left ``c``."""
+    rows = []
+    for da in range(-255, 256):
+        rows.append(
+            bytes(
+                [
+                    (da if abs(db) <= abs(da) and abs(db) <= abs(da + db)
+                     else db if abs(da) <= abs(da + db) else 0) & 255
+                    for db in range(-255, 256)
+                ]
+            )
+        )  # fmt: skip
+    return b"".join(rows)
+
+
+_PAETH = _paeth_table()
+_LANES32 = array.array("I")
+_BIG_ENDIAN = sys.byteorder == "big"
 
 
 def _paeth(line: bytes, prev: bytes, bpp: int) -> bytes:
-    out = bytearray(len(line))
+    # Per byte, with c the upper-left byte: recon = (x + c + PAETH[...]) & 255,
+    # and the table index is 511 * a + (b - 512 * c + 511 * 255 + 255). The
+    # parts that do not depend on the left neighbour a, x + c (mod 256) and that
+    # offset, are computed for the whole row at C speed with big integers,
+    # leaving two operations and a lookup per byte in the serial loop.
+    n = len(line)
+    upper_left = bytes(bpp) + prev[: n - bpp]
+    low = int.from_bytes(b"\x7f" * n, "little")
+    high = int.from_bytes(b"\x80" * n, "little")
+    x = int.from_bytes(line, "little")
+    c = int.from_bytes(upper_left, "little")
+    plus = (((x & low) + (c & low)) ^ ((x ^ c) & high)).to_bytes(n, "little")
+    # b - 512 c + K in 32-bit lanes: every lane stays in 0..130815, so no borrow
+    # crosses lanes.
+    wide = bytearray(4 * n)
+    wide[0::4] = prev
+    b32 = int.from_bytes(wide, "little")
+    wide[0::4] = upper_left
+    c32 = int.from_bytes(wide, "little")
+    offset = int.from_bytes(_K32 * n, "little")
+    lanes = array.array("I", (b32 + offset - (c32 << 9)).to_bytes(4 * n, "little"))
+    if _BIG_ENDIAN:  # pragma: no cover (wasm and x86 are little-endian)
+        lanes.byteswap()
+    out = bytearray(n)
+    table = _PAETH
     for lane in range(bpp):
-        res: list[int] = []
-        put = res.append
-        a = c = 0
-        for x, b in zip(line[lane::bpp], prev[lane::bpp], strict=True):
-            # p = a + b - c; the distances |p - a|, |p - b|, |p - c| without p
-            pa = b - c
-            pb = a - c
-            pc = pa + pb
-            if pa < 0:
-                pa = -pa
-            if pb < 0:
-                pb = -pb
-            if pc < 0:
-                pc = -pc
-            if pa <= pb and pa <= pc:
-                a = (x + a) & 255
-            elif pb <= pc:
-                a = (x + b) & 255
-            else:
-                a = (x + c) & 255
-            put(a)
-            c = b
-        out[lane::bpp] = bytes(res)
+        a = 0
+        out[lane::bpp] = bytes(
+            [
+                a := (u + table[511 * a + v]) & 255
+                for u, v in zip(plus[lane::bpp], lanes[lane::bpp], strict=True)
+            ]
+        )
     return bytes(out)
+
+
+_K32 = (511 * 255 + 255).to_bytes(4, "little")

@@ -1,4 +1,4 @@
-"""Decode image files (PNG, JPEG, binary PGM/PPM) into u8 tensors, in pure Python.
+"""Decode image files (PNG, JPEG, binary PGM/PPM) into u8 tensors.
 
 ``decode(data)`` takes a file's bytes and returns a ``Tensor`` of dtype
 ``"u8"`` and shape ``(height, width, channels)``; the format comes from the
@@ -24,6 +24,13 @@ How each format maps to 8 bits: PNG 16-bit samples keep their high byte,
 1/2/4-bit gray is scaled to 0..255, palette PNGs become RGB (RGBA with a
 ``tRNS`` chunk); PGM/PPM samples are scaled by 255/maxval. See ``_png.py``,
 ``_ppm.py`` and ``_jpeg.py`` for the details of each.
+
+The decoders are Python (stdlib and zlib). Inside a component the per-pixel
+work of big images goes to the host as ``GraphBuilder`` graphs, compiled on
+the first image of each geometry and then reused: a JPEG's dequantisation,
+IDCT, upsampling and colour conversion, and a PNG's Average/Paeth
+unfiltering. The pixels are the same either way (the graphs compute the same
+integers), and the pure path takes over if the host fails.
 
 Anything that is not a decodable image (corrupt, truncated, unsupported, or
 larger than ``max_pixels``) raises ``ImageError``, a ``ValidationError``,
