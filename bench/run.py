@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT / "bench" / "bench_guest"))
 import cases  # noqa: E402  (the same inputs the guest builds)
 import image_bench  # noqa: E402  (bench/, beside this file)
 import ocr_bench  # noqa: E402
+from serve_bench import serve_bench, serve_report  # noqa: E402
 
 SITE = Path(sysconfig.get_path("purelib"))
 WASMTIME = SITE / "wasmtime_cli" / "wasmtime"
@@ -789,6 +790,7 @@ def report(data: dict[str, Any]) -> str:
     lines += builder_report(data)
     lines += image_bench.report(data["image"])
     lines += ocr_bench.report(data["ocr"])
+    lines += serve_report(data["serve"])
     lines += ["", "## Targets", "", "| target | measured | met |", "|---|---|---|"]
     for name, goal, value, better in targets(data) + builder_targets(data):
         met = value <= goal if better == "lower" else value >= goal
@@ -867,6 +869,7 @@ def main() -> None:
     data["ops"] = ops_bench(args.quick)
     data["image"] = image_bench.rows(args.quick)
     data["ocr"] = ocr_bench.run(args.quick)
+    data["serve"] = serve_bench(args.quick)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "latest.json").write_text(json.dumps(data, indent=1))
     (args.out / "latest.md").write_text(report(data))

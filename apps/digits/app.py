@@ -11,31 +11,24 @@ from __future__ import annotations
 
 import json
 
+from digits import SIDE, pixels, probabilities
 from wit_world import exports
 
-from wasinn import Model, Tensor, image, run_command
+from wasinn import Model, Tensor, run_command
 
 MODEL = "/app/model/digits.xml"
 HELDOUT = "/app/data/heldout.u8"
-SIDE = 8
 
 
 def image_tensor(path: str) -> Tensor:
-    """Read an 8x8 image (PNG, or any format wasinn.image decodes) into the
-    model's input: gray levels, f32[1, 1, 8, 8] scaled to 0..1."""
+    """Read an 8x8 image file into the model's input (see digits.pixels)."""
     with open(path, "rb") as f:
-        gray = image.decode(f.read(), mode="L", name=path)
-    height, width, _ = gray.shape
-    if (width, height) != (SIDE, SIDE):
-        raise image.ImageError(
-            f"{path} is {width}x{height}; the digits model reads {SIDE}x{SIDE} images"
-        )
-    return Tensor([v / 255.0 for v in gray.data], shape=(1, 1, SIDE, SIDE), dtype="f32")
+        return pixels(f.read(), path)
 
 
 def classify(model: Model, paths: list[str], as_json: bool) -> None:
     for path in paths:
-        probs = model.run({"image": image_tensor(path)}, outputs=["probs"])["probs"]
+        probs = probabilities(model, image_tensor(path))
         if as_json:
             print(json.dumps({"file": path, "probs": probs.tolist()[0]}))
         else:

@@ -19,32 +19,17 @@ import json
 import sys
 import time
 
-from pipeline import Reader, Reading, without_alpha
+from pipeline import MODELS, Reader, Reading, rgb_pixels
 from wit_world import exports
 
-from wasinn import Tensor, image, print_line, run_command
-
-MODELS = "/models/ocr"
-
-
-def load_rgb(path: str) -> Tensor:
-    """The image file at ``path`` as u8 [H, W, 3] RGB, converted as rapidocr's
-    loader converts it (gray repeated; transparency by its rules)."""
-    with open(path, "rb") as f:
-        data = f.read()
-    pixels = image.decode(data, name=path)
-    channels = pixels.shape[2]
-    if channels == 3:
-        return pixels
-    if channels == 1:
-        return image.decode(data, mode="RGB", name=path)
-    return without_alpha(pixels)
+from wasinn import image, print_line, run_command
 
 
 def read_file(reader: Reader, path: str) -> tuple[Reading, dict[str, float]]:
     """The lines of one image file, and the milliseconds of each stage and in total."""
     start = time.perf_counter()
-    pixels = load_rgb(path)
+    with open(path, "rb") as f:
+        pixels = rgb_pixels(f.read(), path)
     decoded = time.perf_counter()
     reading = reader.read(pixels)
     total = (time.perf_counter() - start) * 1000
@@ -86,8 +71,7 @@ def main(args: list[str]) -> int:
         reading, stages = sorted(runs, key=lambda run: run[1]["total"])[len(runs) // 2]
         total = stages.pop("total")
         if as_json:
-            lines = [{"box": ln.box, "text": ln.text, "score": ln.score} for ln in reading.lines]
-            record = {"file": path, "lines": lines, "ms": total, "stages": stages}
+            record = {"file": path, "lines": reading.json_lines(), "ms": total, "stages": stages}
             print_line(json.dumps(record))
             continue
         print(f"{path}: {len(reading.lines)} lines, {total:.0f} ms")

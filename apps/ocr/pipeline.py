@@ -33,11 +33,13 @@ from typing import NamedTuple
 
 import graphs
 from boxes import detect_boxes
-from geometry import Cut, Point, cut
-from rotated import f32
+from geometry import Cut, cut
+from rotated import Point, f32
 
-from wasinn import GraphBuilder, Model, Tensor, ops
+from wasinn import GraphBuilder, Model, Tensor, image, ops
 
+#: Where build.sh puts the models (prepare.py), as the component sees it.
+MODELS = "/models/ocr"
 #: rapidocr's defaults (its config.yaml).
 MAX_SIDE = 2000
 MIN_SIDE = 30
@@ -67,6 +69,10 @@ class Reading(NamedTuple):
 
     lines: list[Line]
     ms: dict[str, float]
+
+    def json_lines(self) -> list[dict[str, object]]:
+        """The lines as the app's JSON gives them: ``{"box", "text", "score"}`` each."""
+        return [{"box": ln.box, "text": ln.text, "score": ln.score} for ln in self.lines]
 
 
 class Reader:
@@ -223,6 +229,24 @@ class Reader:
 # ---------------------------------------------------------------- helpers
 
 _alpha_models: dict[int, Model] = {}
+
+
+def rgb_pixels(data: bytes, name: str) -> Tensor:
+    """An image file's bytes as u8 [H, W, 3] RGB, converted as rapidocr's loader
+    converts it: gray repeated, transparency by its rules (``without_alpha``).
+    Raises ``image.ImageError`` for what is not a readable image.
+
+    Example::
+
+        pixels = rgb_pixels(open("scan.png", "rb").read(), "scan.png")
+    """
+    pixels = image.decode(data, name=name)
+    channels = pixels.shape[2]
+    if channels == 3:
+        return pixels
+    if channels == 1:
+        return image.decode(data, mode="RGB", name=name)
+    return without_alpha(pixels)
 
 
 def without_alpha(pixels: Tensor) -> Tensor:

@@ -13,36 +13,15 @@ vocabulary are read from /models/minilm (converted by build.sh).
 from __future__ import annotations
 
 import json
-import math
 import sys
 
+from textclass import MODEL, VOCAB, embed, rank
 from tokenizer import WordPiece
 from wit_world import exports
 
-from wasinn import Model, Tensor, print_line, run_command
+from wasinn import Model, print_line, run_command
 
-MODEL_DIR = "/models/minilm"
 DEFAULT_LABELS = "/app/labels.txt"
-MAX_TOKENS = 128
-
-
-def embed(model: Model, vocab: WordPiece, text: str) -> list[float]:
-    """The sentence embedding of ``text``: masked mean of token vectors, unit length."""
-    enc = vocab.encode(text, max_length=MAX_TOKENS)
-    n = len(enc.ids)
-    feed = {
-        "input_ids": Tensor(enc.ids, shape=(1, n), dtype="i64"),
-        "attention_mask": Tensor(enc.attention_mask, shape=(1, n), dtype="i64"),
-        "token_type_ids": Tensor.zeros((1, n), "i64"),
-    }
-    hidden = model.run(feed, outputs=["last_hidden_state"])["last_hidden_state"]
-    width = hidden.shape[-1]
-    values = hidden.tolist()[0]
-    mask = enc.attention_mask
-    total = sum(mask)
-    mean = [sum(values[t][d] * mask[t] for t in range(n)) / total for d in range(width)]
-    norm = math.sqrt(sum(v * v for v in mean)) or 1.0
-    return [v / norm for v in mean]
 
 
 def read_lines(path: str) -> list[str]:
@@ -69,8 +48,8 @@ def main(args: list[str]) -> int:
     texts = read_lines(rest[0])
     if not texts:
         raise ValueError(f"{rest[0]} has no text (one text per line)")
-    vocab = WordPiece.from_file(f"{MODEL_DIR}/vocab.txt")
-    with Model.load(f"{MODEL_DIR}/model.xml") as model:
+    vocab = WordPiece.from_file(VOCAB)
+    with Model.load(MODEL) as model:
         vectors = [embed(model, vocab, t) for t in texts]
         if show_embedding:
             for text, vec in zip(texts, vectors, strict=True):
@@ -85,8 +64,7 @@ def main(args: list[str]) -> int:
             raise ValueError(f"{labels_path} has no labels (one per line)")
         label_vectors = [embed(model, vocab, label) for label in labels]
     for text, vec in zip(texts, vectors, strict=True):
-        scores = [sum(a * b for a, b in zip(vec, lv, strict=True)) for lv in label_vectors]
-        ranking = sorted(zip(labels, scores, strict=True), key=lambda ls: -ls[1])
+        ranking = rank(vec, labels, label_vectors)
         if as_json:
             print(json.dumps({"text": text, "ranking": ranking}))
         else:

@@ -1,0 +1,287 @@
+"""serve: the sample models as an HTTP service, a wasi:http component for `wasmtime serve`.
+
+    POST /digits     an 8x8 PNG or JPEG
+                     -> {"top3": [{"digit": 3, "probability": 0.99}, ...]}
+    POST /textclass  {"texts": [...], "labels": [...]}
+                     -> {"results": [{"text": ..., "ranking": [[label, score], ...]}, ...]}
+    POST /ocr        a PNG or JPEG (up to MAX_IMAGE_BYTES)
+                     -> {"lines": [{"box": [[x, y] x 4], "text": ..., "score": ...}],
+                         "ms": ..., "stages": {...}}   (the ocr app's --json, per image)
+    GET  /health     -> {"status": "ok", "models": {"digits": true, "textclass": false, ...},
+                         "uptime_s": 12.5, "requests": 1234, "instance": "9f2c01ab"}
+
+Errors are JSON {"error": "..."}: 400 bad body, 404 unknown path, 405 wrong method,
+413 body over MAX_BODY_BYTES (MAX_IMAGE_BYTES for /ocr), 415 wrong Content-Type,
+500 anything unexpected.
+Run it with `./build.sh serve serve [--port P] [--reuse N]` (docs/serving.md).
+
+Models load on the first request that needs them and stay loaded for every later
+request this instance serves (with --reuse N, up to N requests). Adding an
+endpoint is a function from the body to a JSON-able dict, plus a line in ROUTES.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+import digits
+import pipeline
+import textclass
+from componentize_py_types import Err, Ok
+from tokenizer import WordPiece
+from wit_world import exports
+from wit_world.imports import streams, types
+
+from wasinn import Model, image
+
+# A request body larger than this is refused with 413 as soon as the Content-Length
+# header or the bytes read so far exceed it; the rest of it is never read.
+MAX_BODY_BYTES = 1 << 20
+# Photos and scans for /ocr: wasinn.image refuses more than 8192 x 8192 pixels anyway.
+MAX_IMAGE_BYTES = 16 << 20
+# Texts plus labels per /textclass request: each is one MiniLM run (~20 ms), so
+# this bounds a request's time to a few seconds.
+MAX_TEXTCLASS_ITEMS = 64
+READ_CHUNK = 64 << 10
+# wasi:io's blocking-write-and-flush takes at most 4096 bytes per call.
+WRITE_CHUNK = 4096
+
+# The used apps' folders are mapped to /apps/NAME (build.txt, `./build.sh serve`).
+DIGITS_MODEL = "/apps/digits/model/digits.xml"
+
+T = TypeVar("T", covariant=True)
+
+
+class HttpError(Exception):
+    """An answer other than 200: the status and the message of the JSON error body."""
+
+    NO_HEADERS: tuple[tuple[str, bytes], ...] = ()
+
+    def __init__(self, status: int, message: str, headers: tuple[tuple[str, bytes], ...] = ()):
+        super().__init__(message)
+        self.status = status
+        self.headers = headers
+
+
+class Lazy(Generic[T]):
+    """A model loaded on first use and kept by this instance. A failed load is not
+    kept, so the next request tries again (after a fix to a missing file, say)."""
+
+    def __init__(self, load: Callable[[], T]) -> None:
+        self._load = load
+        self._value: T | None = None
+
+    @property
+    def loaded(self) -> bool:
+        return self._value is not None
+
+    def get(self) -> T:
+        if self._value is None:
+            self._value = self._load()
+        return self._value
+
+
+def _load_textclass() -> tuple[Model, WordPiece]:
+    return Model.load(textclass.MODEL), WordPiece.from_file(textclass.VOCAB)
+
+
+DIGITS = Lazy(lambda: Model.load(DIGITS_MODEL))
+TEXTCLASS = Lazy(_load_textclass)
+OCR = Lazy(lambda: pipeline.Reader(pipeline.MODELS))
+# What /health reports.
+MODELS: dict[str, Lazy[object]] = {"digits": DIGITS, "textclass": TEXTCLASS, "ocr": OCR}
+
+
+class Stats:
+    """Counters of this instance. componentize-py runs module code at build time,
+    so the clock starts at the instance's first request, not at import."""
+
+    started: float | None = None
+    requests = 0
+    # Tells instances apart in /health answers (a reused server keeps several).
+    instance = ""
+
+
+def answer_digits(body: bytes) -> dict[str, object]:
+    try:
+        x = digits.pixels(body, "the request body")
+    except image.ImageError as e:
+        raise HttpError(400, str(e)) from None
+    ranked = digits.top3(DIGITS.get(), x)
+    return {"top3": [{"digit": d, "probability": p} for d, p in ranked]}
+
+
+def _strings(doc: dict[str, object], key: str) -> list[str]:
+    value = doc.get(key)
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise HttpError(400, f'"{key}" must be a non-empty list of strings')
+    return [str(v) for v in value]
+
+
+def answer_textclass(body: bytes) -> dict[str, object]:
+    try:
+        doc = json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise HttpError(400, f"the body is not JSON: {e}") from None
+    if not isinstance(doc, dict):
+        raise HttpError(400, 'the body must be a JSON object {"texts": [...], "labels": [...]}')
+    texts, labels = _strings(doc, "texts"), _strings(doc, "labels")
+    if len(texts) + len(labels) > MAX_TEXTCLASS_ITEMS:
+        raise HttpError(400, f"at most {MAX_TEXTCLASS_ITEMS} texts and labels together")
+    model, vocab = TEXTCLASS.get()
+    label_vectors = [textclass.embed(model, vocab, label) for label in labels]
+    results: list[object] = []
+    for text in texts:
+        ranking = textclass.rank(textclass.embed(model, vocab, text), labels, label_vectors)
+        results.append({"text": text, "ranking": ranking})
+    return {"results": results}
+
+
+def answer_ocr(body: bytes) -> dict[str, object]:
+    start = time.perf_counter()
+    try:
+        pixels = pipeline.rgb_pixels(body, "the request body")
+    except image.ImageError as e:
+        raise HttpError(400, str(e)) from None
+    decoded = time.perf_counter()
+    try:
+        reading = OCR.get().read(pixels)
+    except ValueError as e:  # an image too thin to read, say
+        raise HttpError(400, str(e)) from None
+    ms = (time.perf_counter() - start) * 1000
+    stages = {"decode": (decoded - start) * 1000, **reading.ms}
+    return {"lines": reading.json_lines(), "ms": ms, "stages": stages}
+
+
+def answer_health(body: bytes) -> dict[str, object]:
+    started = Stats.started if Stats.started is not None else time.monotonic()
+    return {
+        "status": "ok",
+        "models": {name: lazy.loaded for name, lazy in MODELS.items()},
+        "uptime_s": round(time.monotonic() - started, 3),
+        "requests": Stats.requests,
+        "instance": Stats.instance,
+    }
+
+
+@dataclass(frozen=True)
+class Route:
+    """An endpoint: its method, the Content-Types it takes (none: no body is
+    read) and the function from the body to the JSON answer."""
+
+    method: str
+    content_types: tuple[str, ...]
+    answer: Callable[[bytes], dict[str, object]]
+    limit: int = MAX_BODY_BYTES
+
+
+ROUTES = {
+    "/digits": Route("POST", ("image/png", "image/jpeg"), answer_digits),
+    "/textclass": Route("POST", ("application/json",), answer_textclass),
+    "/ocr": Route("POST", ("image/png", "image/jpeg"), answer_ocr, MAX_IMAGE_BYTES),
+    "/health": Route("GET", (), answer_health),
+}
+
+
+def _method(request: types.IncomingRequest) -> str:
+    method = request.method()
+    if isinstance(method, types.Method_Other):
+        return method.value.upper()
+    return type(method).__name__.removeprefix("Method_").upper()
+
+
+def _header(request: types.IncomingRequest, name: str) -> str | None:
+    with request.headers() as headers:
+        values = headers.get(name)
+    return values[0].decode("latin-1").strip() if values else None
+
+
+def read_body(request: types.IncomingRequest, limit: int) -> bytes:
+    """The request body, read in chunks so that a body over ``limit`` is refused
+    (413) after at most ``limit`` bytes, whatever Content-Length claims."""
+    length = _header(request, "content-length")
+    if length is not None:
+        if not length.isdigit():
+            raise HttpError(400, f"bad Content-Length {length!r}")
+        if int(length) > limit:
+            raise HttpError(413, f"the body is {length} bytes; the limit is {limit}")
+    parts: list[bytes] = []
+    size = 0
+    with request.consume() as body, body.stream() as stream:
+        while True:
+            try:
+                chunk = stream.blocking_read(READ_CHUNK)
+            except Err as e:
+                if isinstance(e.value, streams.StreamError_Closed):
+                    break
+                raise HttpError(400, "the request body could not be read") from None
+            size += len(chunk)
+            if size > limit:
+                raise HttpError(413, f"the body is over the limit of {limit} bytes")
+            parts.append(chunk)
+    return b"".join(parts)
+
+
+def dispatch(request: types.IncomingRequest) -> dict[str, object]:
+    path = (request.path_with_query() or "/").split("?", 1)[0]
+    route = ROUTES.get(path)
+    if route is None:
+        raise HttpError(404, f"no endpoint {path}; there are {', '.join(sorted(ROUTES))}")
+    method = _method(request)
+    if method != route.method:
+        allow = (("allow", route.method.encode()),)
+        raise HttpError(405, f"{path} takes {route.method}, not {method}", allow)
+    body = b""
+    if route.content_types:
+        given = (_header(request, "content-type") or "").split(";", 1)[0].strip().lower()
+        if given not in route.content_types:
+            wanted = " or ".join(route.content_types)
+            raise HttpError(415, f"{path} takes {wanted}, not {given or 'no Content-Type'}")
+        body = read_body(request, route.limit)
+    return route.answer(body)
+
+
+def respond(
+    out: types.ResponseOutparam,
+    status: int,
+    payload: dict[str, object],
+    extra: tuple[tuple[str, bytes], ...] = (),
+) -> None:
+    data = json.dumps(payload).encode()
+    fields = [("content-type", b"application/json"), ("content-length", b"%d" % len(data))]
+    response = types.OutgoingResponse(types.Fields.from_list([*fields, *extra]))
+    response.set_status_code(status)
+    body = response.body()
+    types.ResponseOutparam.set(out, Ok(response))
+    with body.write() as stream:
+        for start in range(0, len(data), WRITE_CHUNK):
+            stream.blocking_write_and_flush(data[start : start + WRITE_CHUNK])
+    types.OutgoingBody.finish(body, None)
+
+
+class IncomingHandler(exports.IncomingHandler):
+    def handle(self, request: types.IncomingRequest, response_out: types.ResponseOutparam) -> None:
+        # Every exception becomes a JSON answer: an uncaught one would trap the
+        # instance, and the client would get a bare 500 from wasmtime.
+        if Stats.started is None:
+            Stats.started = time.monotonic()
+            Stats.instance = os.urandom(4).hex()
+        Stats.requests += 1
+        status, extra = 200, HttpError.NO_HEADERS
+        try:
+            payload = dispatch(request)
+        except HttpError as e:
+            status, payload, extra = e.status, {"error": str(e)}, e.headers
+        except Exception as e:  # noqa: BLE001 - the last line of defence
+            print(f"serve: 500: {type(e).__name__}: {e}", file=sys.stderr)
+            status, payload = 500, {"error": f"{type(e).__name__}: {e}"}
+        try:
+            respond(response_out, status, payload, extra)
+        except Exception as e:  # noqa: BLE001 - the client is gone or the host refused
+            print(f"serve: could not send the answer: {type(e).__name__}: {e}", file=sys.stderr)

@@ -1,0 +1,360 @@
+"""Running HTTP components for the serving tests, soak and bench: `wasmtime serve`
+through `./build.sh serve`, nginx in front of several of them, and Debian's `hey`
+load generator. Loopback only; every wait is bounded.
+
+    with Server(reuse=1000) as server:
+        status, doc = server.request("GET", "/health")
+        result = hey(server.url("/health"), requests=1000, concurrency=4)
+        print(result.rps, result.p99_ms, result.statuses)   # 2345.6 4.1 {200: 1000}
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import math
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sysconfig
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD_SH = ROOT / "build.sh"
+APP = ROOT / "apps" / "serve"
+START_TIMEOUT = 600.0  # a first start may build the component (30-60 s on a busy machine)
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on right now (loopback)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def request(
+    port: int,
+    method: str,
+    path: str,
+    body: bytes | None = None,
+    headers: dict[str, str] | None = None,
+    timeout: float = 60.0,
+) -> tuple[int, Any, dict[str, str]]:
+    """One HTTP request to 127.0.0.1:port: (status, JSON body or None, headers)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        try:
+            conn.request(method, path, body=body, headers=headers or {})
+        except (BrokenPipeError, ConnectionResetError):
+            # A server refusing a body (413) may answer and close before it has
+            # all arrived, as HTTP allows: the answer is still there to read.
+            pass
+        response = conn.getresponse()
+        data = response.read()
+        got = {k.lower(): v for k, v in response.getheaders()}
+    finally:
+        conn.close()
+    try:
+        doc = json.loads(data) if data else None
+    except ValueError:
+        doc = None
+    return response.status, doc, got
+
+
+def openvino_libs() -> Path:
+    """The openvino wheel's libs folder in .venv (build.sh setup links libopenvino_c.so there)."""
+    import openvino
+
+    return Path(openvino.__file__).parent / "libs"
+
+
+def direct_argv(app: Path, port: int, dirs: dict[str, Path], reuse: int | None) -> list[str]:
+    """`wasmtime serve` for an already built app, with only ``dirs`` mapped."""
+    wasmtime = Path(sysconfig.get_path("purelib")) / "wasmtime_cli" / "wasmtime"
+    argv = [str(wasmtime), "serve", "-S", "nn,cli", "--allow-precompiled",
+            "--addr", f"127.0.0.1:{port}"]  # fmt: skip
+    if reuse is not None:
+        argv += ["--max-instance-reuse-count", str(reuse)]
+    for guest, host in dirs.items():
+        argv += ["--dir", f"{host}::{guest}"]
+    return [*argv, str(ROOT / "build" / f"{app.name}.cwasm")]
+
+
+def rss_kib(pid: int) -> int:
+    """Resident memory of a process, from /proc."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise RuntimeError(f"no VmRSS for pid {pid}")
+
+
+class Server:
+    """`./build.sh serve APP --port P [--reuse N]` as a context manager; waits
+    until GET /health answers (build included), stops wasmtime on exit.
+
+    ``flags`` go to wasmtime through WASMTIME_FLAGS. ``pid`` is wasmtime's own
+    (build.sh execs it), so ``rss_kib(server.pid)`` is the server's memory.
+    """
+
+    def __init__(
+        self,
+        reuse: int | None = None,
+        flags: str = "",
+        app: Path = APP,
+        dirs: dict[str, Path] | None = None,
+    ) -> None:
+        self.port = free_port()
+        self.reuse = reuse
+        self.flags = flags
+        self.app = app
+        # Tests of a broken deployment map only ``dirs`` (guest path -> host
+        # folder) and start wasmtime directly; build.sh maps everything.
+        self.dirs = dirs
+        self.log = tempfile.NamedTemporaryFile(prefix="wasinn-serve-", suffix=".log", delete=False)
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._final_log: str | None = None
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def stderr(self) -> str:
+        """What build.sh and wasmtime printed (kept after the server stopped)."""
+        if self._final_log is not None:
+            return self._final_log
+        return Path(self.log.name).read_text(errors="replace")
+
+    def request(
+        self, method: str, path: str, body: bytes | None = None, content_type: str | None = None
+    ) -> tuple[int, Any]:
+        headers = {"content-type": content_type} if content_type else {}
+        status, doc, _ = request(self.port, method, path, body, headers)
+        return status, doc
+
+    def __enter__(self) -> Server:
+        argv = [str(BUILD_SH), "serve", str(self.app), "--port", str(self.port)]
+        if self.reuse is not None:
+            argv += ["--reuse", str(self.reuse)]
+        env = dict(os.environ, WASMTIME_FLAGS=self.flags)
+        if self.dirs is not None:
+            argv = direct_argv(self.app, self.port, self.dirs, self.reuse)
+            env.update(LD_LIBRARY_PATH=str(openvino_libs()), WASMTIME_LOG="off")
+        self.proc = subprocess.Popen(
+            argv, stdout=self.log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                code = self.proc.returncode
+                raise RuntimeError(f"the server exited with {code}:\n{self.stderr()}")
+            try:
+                if request(self.port, "GET", "/health", timeout=5)[0] == 200:
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.2)
+        self.stop()
+        log = self.stderr()[-4000:]
+        raise TimeoutError(f"no answer on port {self.port} in {START_TIMEOUT:.0f} s:\n{log}")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=15)
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+        self._final_log = self.stderr()
+        self.log.close()
+        os.unlink(self.log.name)
+
+
+def nginx_binary() -> str | None:
+    """Debian's nginx (in /usr/sbin, which a non-root PATH may lack)."""
+    return shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/usr/local/sbin")
+
+
+NGINX_CONF = """\
+# nginx in front of several `wasmtime serve` processes on loopback
+# (docs/serving.md explains each line).
+worker_processes 1;
+pid {prefix}/nginx.pid;
+error_log {prefix}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    log_format upstream '$upstream_addr $status';
+    access_log {prefix}/access.log upstream;
+    client_body_temp_path {prefix}/body;
+    proxy_temp_path {prefix}/proxy;
+    fastcgi_temp_path {prefix}/fastcgi;
+    uwsgi_temp_path {prefix}/uwsgi;
+    scgi_temp_path {prefix}/scgi;
+    upstream wasinn {{
+{servers}
+        keepalive 32;
+    }}
+    server {{
+        listen 127.0.0.1:{port};
+        client_max_body_size 1m;
+        client_body_buffer_size 1m;
+        location / {{
+            proxy_pass http://wasinn;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_next_upstream error timeout;
+        }}
+    }}
+}}
+"""
+
+
+class Nginx:
+    """nginx balancing over ``backends`` (ports), round-robin with keep-alive,
+    as a context manager. ``upstream_counts()`` reads which backend served what."""
+
+    def __init__(self, backends: list[int]) -> None:
+        binary = nginx_binary()
+        if binary is None:
+            raise RuntimeError("nginx is not installed (Debian: apt-get install nginx)")
+        self.binary = binary
+        self.port = free_port()
+        self.prefix = Path(tempfile.mkdtemp(prefix="wasinn-nginx-"))
+        servers = "\n".join(f"        server 127.0.0.1:{p};" for p in backends)
+        self.conf = self.prefix / "nginx.conf"
+        self.conf.write_text(NGINX_CONF.format(prefix=self.prefix, port=self.port, servers=servers))
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def __enter__(self) -> Nginx:
+        # Workers drop root privileges to nginx's default user; let them write the logs.
+        os.chmod(self.prefix, 0o777)
+        self.proc = subprocess.Popen(
+            [self.binary, "-p", str(self.prefix), "-c", str(self.conf),
+             "-e", str(self.prefix / "error.log"), "-g", "daemon off;"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                err = self.proc.stderr.read().decode() if self.proc.stderr else ""
+                raise RuntimeError(f"nginx exited with {self.proc.returncode}: {err}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                    return self
+            except OSError:
+                time.sleep(0.1)
+        raise TimeoutError("nginx did not listen within 30 s")
+
+    def upstream_counts(self) -> dict[str, int]:
+        """Requests per upstream address, from the access log."""
+        counts: dict[str, int] = {}
+        log = self.prefix / "access.log"
+        for line in log.read_text().splitlines() if log.exists() else []:
+            for addr in line.split()[0].split(","):
+                counts[addr.strip()] = counts.get(addr.strip(), 0) + 1
+        return counts
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGQUIT)  # graceful: finish requests, then exit
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=15)
+        shutil.rmtree(self.prefix, ignore_errors=True)
+
+
+@dataclass
+class HeyResult:
+    """What `hey` measured: throughput, latency percentiles and the answers."""
+
+    requests: int
+    rps: float
+    p50_ms: float
+    p99_ms: float
+    statuses: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def non_2xx(self) -> int:
+        """Answers other than 2xx plus requests that got no answer at all."""
+        good = sum(n for s, n in self.statuses.items() if 200 <= s < 300)
+        return self.requests - good
+
+
+def hey(
+    url: str,
+    *,
+    requests: int,
+    concurrency: int,
+    body: bytes | None = None,
+    content_type: str = "application/octet-stream",
+    timeout: float = 900.0,
+) -> HeyResult:
+    """Run Debian's `hey` (https://github.com/rakyll/hey): ``requests`` requests
+    (rounded up to a multiple of ``concurrency``), ``concurrency`` at a time, POST
+    ``body`` when given. Raises after ``timeout`` s."""
+    binary = shutil.which("hey")
+    if binary is None:
+        raise RuntimeError("hey is not installed (Debian: apt-get install hey)")
+    # hey gives each of its workers requests // concurrency requests: round up to
+    # a multiple, so that every request asked for is sent (and counted).
+    requests = -(-requests // concurrency) * concurrency
+    # CSV: one row per answered request, so that percentiles and status counts
+    # are exact (hey's own summary misprints percentiles for small runs).
+    argv = [binary, "-n", str(requests), "-c", str(concurrency), "-t", "60", "-o", "csv"]
+    with tempfile.NamedTemporaryFile(suffix=".body") as f:
+        if body is not None:
+            f.write(body)
+            f.flush()
+            argv += ["-m", "POST", "-T", content_type, "-D", f.name]
+        out = subprocess.run(
+            [*argv, url], capture_output=True, text=True, timeout=timeout, check=True
+        ).stdout
+    return parse_hey_csv(out, requests)
+
+
+def parse_hey_csv(text: str, requests: int) -> HeyResult:
+    """hey's CSV (response-time, ..., status-code, offset in seconds) as a HeyResult;
+    throughput is answered requests over the span from the first start to the last end."""
+    times: list[float] = []
+    statuses: dict[int, int] = {}
+    end = 0.0
+    for line in text.splitlines()[1:]:
+        cells = line.split(",")
+        if len(cells) != 8:
+            continue
+        took, status, offset = float(cells[0]), int(cells[6]), float(cells[7])
+        times.append(took)
+        statuses[status] = statuses.get(status, 0) + 1
+        end = max(end, offset + took)
+    if not times:
+        raise RuntimeError(f"hey got no answers:\n{text[:2000]}")
+    times.sort()
+
+    def pct(p: float) -> float:
+        return 1000 * times[max(0, math.ceil(p * len(times)) - 1)]
+
+    return HeyResult(requests, len(times) / end if end else 0.0, pct(0.50), pct(0.99), statuses)
