@@ -110,11 +110,17 @@ def test_plain_output_and_errors(ocr_app: Path, tmp_path: Path) -> None:
     assert done.code == 1, "an unreadable image makes the exit status 1"
     assert done.stdout.startswith("receipt.png: ")
     assert "ocr: broken.png: " in done.stderr and "ocr: missing.png: " in done.stderr
+    # 2000 x 1: rapidocr's rules would grow it to 60000 x 15000 (black bands).
+    from PIL import Image
+
+    Image.new("L", (2000, 1), 255).save(tmp_path / "thin.png")
     json_done = run_component(
-        ocr_app, "--json", "broken.png", "receipt.png", cwd=tmp_path, timeout=300
+        ocr_app, "--json", "broken.png", "receipt.png", "thin.png", cwd=tmp_path, timeout=300
     )
-    first, second = (json.loads(line) for line in json_done.stdout.splitlines())
+    json_done.assert_no_trap()
+    first, second, third = (json.loads(line) for line in json_done.stdout.splitlines())
     assert first["file"] == "broken.png" and "error" in first
+    assert third["file"] == "thin.png" and "too thin to read" in third["error"]
     assert second["file"] == "receipt.png" and second["lines"] and second["ms"] > 0
     assert set(second["stages"]) >= {"decode", "detect", "crop", "classify", "recognise"}
     assert json_done.code == 1

@@ -12,11 +12,17 @@ from wasinn import Model, Tensor, image
 SIDE = 8
 
 
+#: The largest image decoded at all (a request body is anyone's file).
+MAX_PIXELS = 512 * 512
+
+
 def pixels(data: bytes, name: str) -> Tensor:
     """An 8x8 image file's bytes (PNG, or any format wasinn.image decodes) as the
     model's input: gray levels, f32[1, 1, 8, 8] scaled to 0..1. ``name`` is only
     for messages. Raises ``image.ImageError`` for a bad file or another size."""
-    gray = image.decode(data, mode="L", name=name)
+    # A small pixel limit: a compressed bomb is refused before it is inflated,
+    # while a photo of modest size still hears what size the model wants.
+    gray = image.decode(data, mode="L", name=name, max_pixels=MAX_PIXELS)
     height, width, _ = gray.shape
     if (width, height) != (SIDE, SIDE):
         raise image.ImageError(

@@ -19,7 +19,7 @@ import json
 import sys
 import time
 
-from pipeline import MODELS, Reader, Reading, rgb_pixels
+from pipeline import MODELS, Reader, Reading, UnreadableImage, rgb_pixels
 from wit_world import exports
 
 from wasinn import image, print_line, run_command
@@ -58,7 +58,7 @@ def main(args: list[str]) -> int:
         try:
             for _ in range(repeat):
                 runs.append(read_file(reader, path))
-        except (OSError, ValueError, image.ImageError) as exc:
+        except (OSError, UnreadableImage, image.ImageError) as exc:
             failed = True
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             if isinstance(exc, OSError) and (path.startswith(("/", "..")) or ":" in path):

@@ -51,8 +51,15 @@ CLASSIFIER_WIDTH = 192
 UPSIDE_DOWN_SCORE = 0.9
 RECOGNISER_WIDTH = 320
 TEXT_SCORE = 0.5
+#: Pixels of the image after rapidocr's size rules at most: a very thin image
+#: (2000 x 1, say) would otherwise grow to gigabytes of black bands.
+MAX_PIXELS = 4096 * 4096
 #: Samples one crop_graph run may take (N boxes x tallest x widest), to bound host memory.
 CROP_SAMPLES = 4_000_000
+
+
+class UnreadableImage(ValueError):
+    """The image cannot be read with rapidocr's rules (too thin or too wide)."""
 
 
 class Line(NamedTuple):
@@ -346,7 +353,7 @@ def _within_limits(pixels: Tensor) -> tuple[Tensor, float, float]:
         new_h = int(round(int(height * ratio) / 32) * 32)
         new_w = int(round(int(width * ratio) / 32) * 32)
         if new_h <= 0 or new_w <= 0:
-            raise ValueError(f"a {width}x{height} image is too thin to read")
+            raise UnreadableImage(f"a {width}x{height} image is too thin to read")
         image = ops.resize(image, (new_h, new_w))
         # rapidocr keeps only the last step's factors.
         scale_y, scale_x = height / new_h, width / new_w
@@ -362,6 +369,11 @@ def _letterboxed(image: Tensor) -> tuple[Tensor, int]:
         return image, 0
     wanted = max(int(width / MAX_WIDTH_RATIO), MIN_HEIGHT) * 2
     band = int(abs(wanted - height) / 2)
+    if (height + 2 * band) * width > MAX_PIXELS:
+        raise UnreadableImage(
+            f"a {width}x{height} image (after rapidocr's size rules) is too thin to read: "
+            f"its black bands would make it {width}x{height + 2 * band}"
+        )
     black = bytes(band * width * 3)
     data = black + image.tobytes() + black
     return Tensor(data, shape=(height + 2 * band, width, 3), dtype="u8"), band

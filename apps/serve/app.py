@@ -38,7 +38,7 @@ from tokenizer import WordPiece
 from wit_world import exports
 from wit_world.imports import streams, types
 
-from wasinn import Model, image
+from wasinn import Model, TooLargeError, image
 
 # A request body larger than this is refused with 413 as soon as the Content-Length
 # header or the bytes read so far exceed it; the rest of it is never read.
@@ -150,10 +150,13 @@ def answer_ocr(body: bytes) -> dict[str, object]:
     except image.ImageError as e:
         raise HttpError(400, str(e)) from None
     decoded = time.perf_counter()
+    reader = OCR.get()  # a failure here is the server's (500), not the request's
     try:
-        reading = OCR.get().read(pixels)
-    except ValueError as e:  # an image too thin to read, say
+        reading = reader.read(pixels)
+    except pipeline.UnreadableImage as e:
         raise HttpError(400, str(e)) from None
+    except TooLargeError as e:  # more than the host takes in one call
+        raise HttpError(413, str(e)) from None
     ms = (time.perf_counter() - start) * 1000
     stages = {"decode": (decoded - start) * 1000, **reading.ms}
     return {"lines": reading.json_lines(), "ms": ms, "stages": stages}

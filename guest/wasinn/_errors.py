@@ -222,12 +222,12 @@ def at_host_limit(
     """
     if limits:
         why = (
-            "the inputs were checked and are what the model declares; this model has what "
+            "the inputs were checked against the model's declaration; this model has what "
             f"the wasmtime host cannot carry: {'; '.join(limits)}"
         )
     else:
         why = (
-            "the inputs were checked and are what the model declares. The host does not pass "
+            "the inputs were checked against the model's declaration. The host does not pass "
             "on OpenVINO's reason; usual cause: an operation that fails on these values"
         )
     if rewrites:

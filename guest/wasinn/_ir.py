@@ -123,7 +123,8 @@ def read(xml: bytes, where: str = "the model") -> IRInfo:
     params: dict[str, TensorSpec] = {}  # by layer id
     results: list[ET.Element] = []
     weights_needed = 0
-    for layer in layers.iter("layer"):
+    # Top-level layers only: a Loop's or TensorIterator's body has layers of its own.
+    for layer in layers.findall("layer"):
         kind = layer.get("type")
         lid = layer.get("id", "")
         output = layer.find("output")

@@ -742,6 +742,8 @@ class _Decoder:
 
     def leave_host(self) -> None:
         """Go on in pure Python: blocks as lists again, in natural order."""
+        if not self.on_host:
+            return  # already in pure Python's layout
         for c in self.components:
             flat = c.flat
             if flat is not None:

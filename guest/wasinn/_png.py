@@ -241,6 +241,9 @@ def _unfilter(raw: bytes, height: int, rowbytes: int, bpp: int, name: str) -> by
             serial * rowbytes >= HOST_MIN_BYTES
             and max(kinds) <= 4
             and height * (rowbytes + bpp * height) <= _png_host.MAX_BYTES
+            # The skewed rows grow with height * bpp: keep them within a few
+            # times the image, or a tall, narrow image costs its height squared.
+            and height * (rowbytes + bpp * height) <= max(4 * height * rowbytes, 1 << 20)
         ):
             rows = [raw[y * stride + 1 : (y + 1) * stride] for y in range(height)]
             try:
