@@ -46,11 +46,12 @@ class Node:
 @dataclass
 class Value:
     """A graph input or output: name, dtype and shape (``None`` = dynamic,
-    written as a named symbolic dimension)."""
+    written as a named symbolic dimension; a ``shape`` of ``None``: rank
+    unknown, no shape written)."""
 
     name: str
     dtype: str
-    shape: tuple[int | None, ...]
+    shape: tuple[int | None, ...] | None
 
 
 @dataclass
@@ -140,13 +141,15 @@ def tensor_bytes(t: Initializer) -> bytes:
 def value_bytes(v: Value, symbol_prefix: str) -> bytes:
     """A ValueInfoProto (a graph input or output); dynamic dimensions are named
     ``symbol_prefix`` + their position."""
-    dims = []
-    for i, d in enumerate(v.shape):
-        # Dimension: dim_value (1) or dim_param (2), a name for a dynamic size.
-        dim = _int_field(1, d) if d is not None else bytes_field(2, f"{symbol_prefix}{i}".encode())
-        dims.append(bytes_field(1, dim))
-    shape = bytes_field(2, b"".join(dims))
-    tensor_type = _int_field(1, ONNX_TYPES[v.dtype]) + shape
+    tensor_type = _int_field(1, ONNX_TYPES[v.dtype])
+    if v.shape is not None:
+        dims = []
+        for i, d in enumerate(v.shape):
+            # Dimension: dim_value (1) or dim_param (2), a name for a dynamic size.
+            symbol = f"{symbol_prefix}{i}".encode()
+            dim = _int_field(1, d) if d is not None else bytes_field(2, symbol)
+            dims.append(bytes_field(1, dim))
+        tensor_type += bytes_field(2, b"".join(dims))
     type_proto = bytes_field(1, tensor_type)
     return bytes_field(1, v.name.encode()) + bytes_field(2, type_proto)
 

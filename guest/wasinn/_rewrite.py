@@ -152,9 +152,7 @@ def onnx_model(data: bytes, info: _onnx.OnnxInfo, where: str = "the model") -> t
         else:
             model_fields.append((number, head, b))
     graph_fields = list(reader.walk(graph_spans, "GraphProto"))
-    nodes = [
-        _read_node(reader, a, b) for n, w, _, a, b in graph_fields if n == 1 and w == 2
-    ]
+    nodes = [_read_node(reader, a, b) for n, w, _, a, b in graph_fields if n == 1 and w == 2]
     graph_inputs = {s.name for s in info.inputs}
     graph_outputs = [s.name for s in info.outputs]
     host_names: dict[str, str] = {}
@@ -311,9 +309,7 @@ def _unused_ratios(nodes: list[_Node], inputs: set[str], outputs: list[str]) -> 
             uses[name] = uses.get(name, 0) + 1
             if k == 1 and _is_dropout(node):
                 ratio_uses[name] = ratio_uses.get(name, 0) + 1
-    return [
-        n for n, k in ratio_uses.items() if n in inputs and n not in outputs and uses[n] == k
-    ]
+    return [n for n, k in ratio_uses.items() if n in inputs and n not in outputs and uses[n] == k]
 
 
 class _Names:
@@ -365,26 +361,8 @@ def _node_bytes(
 
 def _output_info(name: str, spec: TensorSpec) -> bytes:
     """The ValueInfoProto of an unsqueezed output: [1, *shape], or no shape."""
-    tensor_type = b"\x08" + _varint(_onnx_write.ONNX_TYPES[spec.dtype])
-    if spec.shape is not None:
-        dims = [_onnx_write.bytes_field(1, b"\x08\x01")]
-        for i, d in enumerate(spec.shape):
-            dim = b"\x08" + _varint(d) if d is not None else _onnx_write.bytes_field(
-                2, f"{name}_{i}".encode()
-            )
-            dims.append(_onnx_write.bytes_field(1, dim))
-        tensor_type += _onnx_write.bytes_field(2, b"".join(dims))
-    type_proto = _onnx_write.bytes_field(1, tensor_type)
-    return _onnx_write.bytes_field(1, name.encode()) + _onnx_write.bytes_field(2, type_proto)
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
+    shape = None if spec.shape is None else (1, *spec.shape)
+    return _onnx_write.value_bytes(_onnx_write.Value(name, spec.dtype, shape), f"{name}_")
 
 
 # ---------------------------------------------------------------- OpenVINO IR
