@@ -88,12 +88,6 @@ def _border_starts(image: bytes, h: int, stride: int) -> list[tuple[int, bool]]:
     parent: list[int] = []
     run_start: list[int] = []
 
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
     above: list[tuple[int, int]] = []
     above_ids: list[int] = []
     interior_gaps = False
@@ -112,12 +106,7 @@ def _border_starts(image: bytes, h: int, stride: int) -> list[tuple[int, bool]]:
             a0 += stride
             a1 += stride
             if a0 <= b1 and b0 <= a1:  # overlapping or touching diagonally
-                ra, rb = root(above_ids[i]), root(here_ids[j])
-                if ra != rb:
-                    if ra < rb:
-                        parent[rb] = ra
-                    else:
-                        parent[ra] = rb
+                _join(parent, above_ids[i], here_ids[j])
             if a1 < b1:
                 i += 1
             else:
@@ -127,7 +116,7 @@ def _border_starts(image: bytes, h: int, stride: int) -> list[tuple[int, bool]]:
     starts: list[tuple[int, bool]] = []
     seen: set[int] = set()
     for k in range(len(parent)):
-        top = root(k)
+        top = _root(parent, k)
         if top not in seen:
             seen.add(top)
             starts.append((run_start[k], False))
@@ -144,12 +133,6 @@ def _hole_starts(rows: list[list[tuple[int, int]]], h: int, stride: int) -> list
     zeros enclosed by ones. Only the gaps between two runs of one row can be
     part of a hole; gaps reaching the frame, and whatever they touch, are not."""
     parent = [0]  # node 0: everything connected to the frame
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
 
     gap_start: list[int] = [-1]
     above: list[tuple[int, int, int]] = [(0, stride, 0)]  # (first col, end col, node)
@@ -171,12 +154,7 @@ def _hole_starts(rows: list[list[tuple[int, int]]], h: int, stride: int) -> list
             a0, a1, na = above[i]
             b0, b1, nb = gaps[j]
             if a0 < b1 and b0 < a1:  # sharing a column: 4-connected
-                ra, rb = root(na), root(nb)
-                if ra != rb:
-                    if ra < rb:
-                        parent[rb] = ra
-                    else:
-                        parent[ra] = rb
+                _join(parent, na, nb)
             if a1 < b1:
                 i += 1
             else:
@@ -185,7 +163,7 @@ def _hole_starts(rows: list[list[tuple[int, int]]], h: int, stride: int) -> list
     starts: list[tuple[int, bool]] = []
     seen: set[int] = {0}
     for k in range(1, len(parent)):
-        top = root(k)
+        top = _root(parent, k)
         if top not in seen:
             seen.add(top)
             starts.append((gap_start[k] - 1, True))
@@ -252,3 +230,21 @@ def _follow(image: bytes, stride: int, deltas: tuple[int, ...], i0: int, hole: b
         i3 = i4
         s = (s + 4) & 7
     return points
+
+
+def _root(parent: list[int], i: int) -> int:
+    """The representative of ``i``'s set (union-find, halving the path as it goes)."""
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+    return i
+
+
+def _join(parent: list[int], a: int, b: int) -> None:
+    """Merge the sets of ``a`` and ``b``; the smaller representative stays, so a
+    set's representative is its first member (the order border starts come in)."""
+    ra, rb = _root(parent, a), _root(parent, b)
+    if ra < rb:
+        parent[rb] = ra
+    elif rb < ra:
+        parent[ra] = rb
