@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from conftest import ROOT, run_component
 from PIL import Image
+from png_rows import png_with_filter
 from test_image import CASES, encode_png, pillow_pixels, random_case
 
 from wasinn import image
@@ -81,37 +82,6 @@ def test_component_decodes_like_pillow(image_app: Path, tmp_path: Path) -> None:
             assert bytes.fromhex(str(got["hex"])) == im.convert("RGB").convert("L").tobytes()
 
 
-def paeth_filtered_png(pixels: np.ndarray, kind: int) -> bytes:
-    """An RGB PNG whose every row uses filter ``kind`` (3 Average, 4 Paeth): the slow paths."""
-    h, w, _ = pixels.shape
-    x = pixels.reshape(h, w * 3).astype(np.int32)
-    a = np.zeros_like(x)
-    a[:, 3:] = x[:, :-3]
-    b = np.zeros_like(x)
-    b[1:] = x[:-1]
-    c = np.zeros_like(x)
-    c[1:, 3:] = x[:-1, :-3]
-    if kind == 3:
-        pred = (a + b) >> 1
-    else:
-        p = a + b - c
-        pa, pb, pc = np.abs(p - a), np.abs(p - b), np.abs(p - c)
-        pred = np.where((pa <= pb) & (pa <= pc), a, np.where(pb <= pc, b, c))
-    rows = np.concatenate([np.full((h, 1), kind), (x - pred) & 255], axis=1).astype(np.uint8)
-    out = io.BytesIO()
-    Image.fromarray(pixels).save(out, "PNG")  # borrow Pillow's IHDR, then swap the data
-    data = out.getvalue()
-    ihdr = data[8 : 8 + 25]
-    body = zlib.compress(rows.tobytes(), 6)
-    idat = (
-        len(body).to_bytes(4, "big")
-        + b"IDAT"
-        + body
-        + zlib.crc32(b"IDAT" + body).to_bytes(4, "big")
-    )
-    return data[:8] + ihdr + idat + bytes.fromhex("0000000049454e44ae426082")
-
-
 def test_guest_decodes_a_1920x1080_rgb_png(image_app: Path, tmp_path: Path) -> None:
     """Timed inside the guest (best of 3); printed with native wasinn and Pillow for the report."""
     rng = np.random.default_rng(0)
@@ -121,8 +91,8 @@ def test_guest_decodes_a_1920x1080_rgb_png(image_app: Path, tmp_path: Path) -> N
     photo = np.clip(base + rng.integers(-12, 13, (h, w, 3)), 0, 255).astype(np.uint8)
     out = io.BytesIO()
     Image.fromarray(photo).save(out, "PNG")
-    files = {"pillow.png": out.getvalue(), "average.png": paeth_filtered_png(photo, 3),
-             "paeth.png": paeth_filtered_png(photo, 4)}  # fmt: skip
+    files = {"pillow.png": out.getvalue(), "average.png": png_with_filter(photo, 3),
+             "paeth.png": png_with_filter(photo, 4)}  # fmt: skip
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
     results = run_files(image_app, tmp_path, "--repeat", "3", *files)
