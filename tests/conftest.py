@@ -101,8 +101,13 @@ class Completed:
         assert "Unexpected" not in self.stdout, self.stdout
 
 
-def _build(app: Path) -> None:
-    subprocess.run([str(BUILD_SH), "build", str(app)], check=True, capture_output=True, text=True)
+def build_app(app: Path) -> Path:
+    """``./build.sh build APP`` (a no-op when nothing changed); a failed build fails
+    the test with the build's output."""
+    done = subprocess.run([str(BUILD_SH), "build", str(app)], capture_output=True, text=True)
+    if done.returncode:
+        pytest.fail(f"building {app} failed:\n{done.stdout}\n{done.stderr}")
+    return app
 
 
 @pytest.fixture(scope="session")
@@ -111,10 +116,7 @@ def built() -> dict[str, Path]:
     apps = {name: ROOT / "apps" / name for name in ("digits", "vad", "textclass")}
     apps["guest_app"] = ROOT / "tests" / "guest_app"
     for app in apps.values():
-        try:
-            _build(app)
-        except subprocess.CalledProcessError as exc:
-            pytest.fail(f"building {app} failed:\n{exc.stdout}\n{exc.stderr}")
+        build_app(app)
     return apps
 
 

@@ -6,14 +6,13 @@ from __future__ import annotations
 import io
 import json
 import random
-import subprocess
 import time
 import zlib
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import ROOT, run_component
+from conftest import ROOT, build_app, run_component
 from PIL import Image
 from png_rows import png_with_filter
 from test_image import CASES, encode_png, pillow_pixels, random_case
@@ -27,12 +26,7 @@ APP = ROOT / "tests" / "image_app"
 
 @pytest.fixture(scope="module")
 def image_app() -> Path:
-    done = subprocess.run(
-        [str(ROOT / "build.sh"), "build", str(APP)], capture_output=True, text=True
-    )
-    if done.returncode:
-        pytest.fail(f"building {APP} failed:\n{done.stdout}\n{done.stderr}")
-    return APP
+    return build_app(APP)
 
 
 def run_files(app: Path, cwd: Path, *args: str) -> list[dict[str, object]]:

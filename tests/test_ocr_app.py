@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, run_component
+from conftest import ROOT, build_app, run_component
 
 pytestmark = pytest.mark.integration
 
@@ -31,12 +31,7 @@ TEXT_AGREEMENT = 0.95
 
 @pytest.fixture(scope="module")
 def ocr_app() -> Path:
-    done = subprocess.run(
-        [str(ROOT / "build.sh"), "build", str(APP)], capture_output=True, text=True
-    )
-    if done.returncode:
-        pytest.fail(f"building {APP} failed:\n{done.stdout}\n{done.stderr}")
-    return APP
+    return build_app(APP)
 
 
 def guest_readings(app: Path, files: list[str]) -> dict[str, dict[str, Any]]:
