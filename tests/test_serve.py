@@ -162,6 +162,13 @@ ERRORS = [
     ("POST", "/textclass", json.dumps({"texts": ["a"] * 60, "labels": ["b"] * 5}).encode(), JSON,
      400, "at most 64 texts and labels"),
     ("POST", "/digits", b"\0" * (LIMIT + 1), "image/png", 413, f"the limit is {LIMIT}"),
+    # Hostile bodies: nesting refused before parsing, image sizes from the header.
+    ("POST", "/textclass", b"[" * 2000 + b"]" * 2000, JSON, 400,
+     "nests 2000 levels deep; at most 64"),
+    ("POST", "/textclass", b'{"texts": ' + b"[" * 100_000 + b'"a"' + b"]" * 100_000 + b"}", JSON,
+     400, "nests 100001 levels deep"),
+    ("POST", "/digits", png(1024, 1024), "image/png", 413, "1024x1024 = 1048576 pixels, more than"),
+    ("POST", "/ocr", png(5000, 4000), "image/png", 413, "5000x4000 = 20000000 pixels, more than"),
 ]  # fmt: skip
 
 

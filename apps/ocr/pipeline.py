@@ -238,16 +238,17 @@ class Reader:
 _alpha_models: dict[int, Model] = {}
 
 
-def rgb_pixels(data: bytes, name: str) -> Tensor:
+def rgb_pixels(data: bytes, name: str, max_pixels: int = image.MAX_PIXELS) -> Tensor:
     """An image file's bytes as u8 [H, W, 3] RGB, converted as rapidocr's loader
     converts it: gray repeated, transparency by its rules (``without_alpha``).
-    Raises ``image.ImageError`` for what is not a readable image.
+    Raises ``image.ImageError`` for what is not a readable image, and its
+    subclass ``image.ImageTooLargeError`` for more than ``max_pixels`` pixels.
 
     Example::
 
         pixels = rgb_pixels(open("scan.png", "rb").read(), "scan.png")
     """
-    pixels = image.decode(data, name=name)
+    pixels = image.decode(data, name=name, max_pixels=max_pixels)
     channels = pixels.shape[2]
     if channels == 3:
         return pixels

@@ -10,9 +10,10 @@
     GET  /health     -> {"status": "ok", "models": {"digits": true, "textclass": false, ...},
                          "uptime_s": 12.5, "requests": 1234, "instance": "9f2c01ab"}
 
-Errors are JSON {"error": "..."}: 400 bad body, 404 unknown path, 405 wrong method,
-413 body over MAX_BODY_BYTES (MAX_IMAGE_BYTES for /ocr), 415 wrong Content-Type,
-500 anything unexpected.
+Errors are JSON {"error": "..."}: 400 bad body (including JSON nested deeper than
+jsonbody.MAX_DEPTH), 404 unknown path, 405 wrong method, 413 body over MAX_BODY_BYTES
+(MAX_IMAGE_BYTES for /ocr) or an image declaring more pixels than its endpoint takes,
+415 wrong Content-Type, 500 anything unexpected.
 Run it with `./build.sh serve serve [--port P] [--reuse N]` (docs/serving.md).
 
 Models load on the first request that needs them and stay loaded for every later
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 import digits
+import jsonbody
 import pipeline
 import textclass
 from componentize_py_types import Err, Ok
@@ -43,8 +45,13 @@ from wasinn import Model, TooLargeError, image
 # A request body larger than this is refused with 413 as soon as the Content-Length
 # header or the bytes read so far exceed it; the rest of it is never read.
 MAX_BODY_BYTES = 1 << 20
-# Photos and scans for /ocr: wasinn.image refuses more than 8192 x 8192 pixels anyway.
+# Photos and scans for /ocr.
 MAX_IMAGE_BYTES = 16 << 20
+# The most pixels an /ocr image may declare (a 16-megapixel photo), refused with 413
+# from its header before anything is decoded: decoding takes up to ~3 bytes of
+# memory per pixel and channel, so this bounds one request's memory to ~150 MB.
+# (/digits takes at most digits.MAX_PIXELS, 512 x 512.)
+MAX_OCR_PIXELS = 4096 * 4096
 # Texts plus labels per /textclass request: each is one MiniLM run (~20 ms), so
 # this bounds a request's time to a few seconds.
 MAX_TEXTCLASS_ITEMS = 64
@@ -111,6 +118,8 @@ class Stats:
 def answer_digits(body: bytes) -> dict[str, object]:
     try:
         x = digits.pixels(body, "the request body")
+    except image.ImageTooLargeError as e:  # its header, before any pixel is decoded
+        raise HttpError(413, str(e)) from None
     except image.ImageError as e:
         raise HttpError(400, str(e)) from None
     ranked = digits.top3(DIGITS.get(), x)
@@ -126,9 +135,9 @@ def _strings(doc: dict[str, object], key: str) -> list[str]:
 
 def answer_textclass(body: bytes) -> dict[str, object]:
     try:
-        doc = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as e:
-        raise HttpError(400, f"the body is not JSON: {e}") from None
+        doc = jsonbody.parse(body)
+    except jsonbody.BadJSON as e:
+        raise HttpError(400, str(e)) from None
     if not isinstance(doc, dict):
         raise HttpError(400, 'the body must be a JSON object {"texts": [...], "labels": [...]}')
     texts, labels = _strings(doc, "texts"), _strings(doc, "labels")
@@ -146,7 +155,9 @@ def answer_textclass(body: bytes) -> dict[str, object]:
 def answer_ocr(body: bytes) -> dict[str, object]:
     start = time.perf_counter()
     try:
-        pixels = pipeline.rgb_pixels(body, "the request body")
+        pixels = pipeline.rgb_pixels(body, "the request body", max_pixels=MAX_OCR_PIXELS)
+    except image.ImageTooLargeError as e:
+        raise HttpError(413, str(e)) from None
     except image.ImageError as e:
         raise HttpError(400, str(e)) from None
     decoded = time.perf_counter()
