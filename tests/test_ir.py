@@ -69,6 +69,9 @@ def test_digits_metadata() -> None:
         (b"<?xml version='1.0'?><html/>", "root element is <html>"),
         (b"<net name='x'/>", "has no <layers>"),
         (b"", "not valid OpenVINO IR XML"),
+        # Freeing a tree this deep would recurse in C and trap a component.
+        (b"<net><layers/><rt_info>" + b"<a>" * 300_000 + b"</a>" * 300_000 + b"</rt_info></net>",
+         "nests XML elements more than 256 deep"),
     ],
 )
 def test_broken_ir_raises_model_format_error(xml: bytes, message: str) -> None:

@@ -61,6 +61,35 @@ _TYPES = {
 # A section of rt_info as OpenVINO holds it: strings and nested sections.
 _Section = dict[str, Union[str, "_Section"]]
 
+#: The deepest element nesting an IR document may have. OpenVINO writes 4-7
+#: levels (net, layers, layer, data or port, dim) and rt_info sections a few
+#: more; freeing a tree nested hundreds of thousands deep recurses in C
+#: without CPython's stack guard and traps a component, so deeper documents
+#: are refused while they are parsed.
+MAX_XML_DEPTH = 256
+
+
+class _ShallowTreeBuilder(ET.TreeBuilder):
+    """ElementTree's builder, refusing elements nested deeper than MAX_XML_DEPTH."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__()
+        self._where = where
+        self._depth = 0
+
+    def start(self, tag: str, attrs: dict[str, str]) -> ET.Element:
+        self._depth += 1
+        if self._depth > MAX_XML_DEPTH:
+            raise ModelFormatError(
+                f"{self._where} nests XML elements more than {MAX_XML_DEPTH} deep; "
+                "OpenVINO IR needs fewer than 20 levels"
+            )
+        return super().start(tag, attrs)
+
+    def end(self, tag: str) -> ET.Element:
+        self._depth -= 1
+        return super().end(tag)
+
 
 class IRInfo:
     """What the IR says: inputs, outputs, weight bytes read, and rt_info.
@@ -97,8 +126,12 @@ def read(xml: bytes, where: str = "the model") -> IRInfo:
     >>> [str(s) for s in read(open("digits.xml", "rb").read()).outputs]  # doctest: +SKIP
     ['logits: f32[?, 10]', 'probs: f32[?, 10]']
     """
+    parser = ET.XMLParser(target=_ShallowTreeBuilder(where))
     try:
-        root = ET.fromstring(xml)
+        parser.feed(xml)
+        root = parser.close()
+    except ModelFormatError:
+        raise
     except (ET.ParseError, LookupError, ValueError, UnicodeError) as exc:
         # The last three come from an XML declaration naming an encoding
         # expat cannot read.
