@@ -8,9 +8,10 @@ Everything after ``--`` is one worker's command line without its ``--addr``,
 the component last. Without ``--proxy`` there is one worker, listening on
 ``--port`` itself. With ``--proxy`` nginx listens on ``--port`` and balances
 over ``--workers`` workers on free loopback ports; nginx's timeouts bound what
-`wasmtime serve` does not (a client that sends its headers or body too slowly
-gets 408 or is closed, never holds a worker), and a request that cannot reach
-one worker is sent to another.
+`wasmtime serve` does not (a client whose headers or body stall gets 408 or is
+closed, and never holds a worker), one client address holds at most
+``CONNECTIONS_PER_CLIENT`` connections, and a request that cannot reach one
+worker is sent to another.
 
 A worker that exits for any reason (a crash, a kill, an out-of-memory kill) is
 logged on stderr, with its exit status, and started again; one that keeps
@@ -43,6 +44,10 @@ CLIENT_TIMEOUT_S = 10
 # How long nginx waits for a worker's answer: /ocr of a large photo takes a few
 # seconds; a request that computes for longer is answered 504.
 WORKER_TIMEOUT_S = 120
+# Open connections one client address may hold. The client timeouts bound a
+# stall, not a trickle (a byte every few seconds restarts them): this bounds
+# how many connections such a client can hold in nginx (never in a worker).
+CONNECTIONS_PER_CLIENT = 64
 # The largest body any endpoint takes (apps/serve's /ocr: 16 MiB); each
 # endpoint refuses what is over its own limit with its own 413.
 MAX_BODY = "17m"
@@ -62,6 +67,7 @@ http {{
     fastcgi_temp_path {prefix}/fastcgi;
     uwsgi_temp_path {prefix}/uwsgi;
     scgi_temp_path {prefix}/scgi;
+    limit_conn_zone $binary_remote_addr zone=per_client:1m;
     upstream wasinn {{
 {servers}
         keepalive 32;
@@ -72,6 +78,8 @@ http {{
         client_body_timeout {client_timeout}s;
         send_timeout {client_timeout}s;
         keepalive_timeout 30s;
+        limit_conn per_client {per_client};
+        limit_conn_status 429;
         client_max_body_size {max_body};
         client_body_buffer_size {max_body};
         location / {{
@@ -114,6 +122,7 @@ def nginx_conf(prefix: Path, port: int, backends: list[int]) -> str:
         client_timeout=CLIENT_TIMEOUT_S,
         worker_timeout=WORKER_TIMEOUT_S,
         max_body=MAX_BODY,
+        per_client=CONNECTIONS_PER_CLIENT,
     )
 
 
