@@ -13,28 +13,20 @@ import io
 import random
 import struct
 import time
+import tracemalloc
 import zlib
 
 import numpy as np
 import pytest
 from PIL import Image
+from png_rows import ADAM7, SAMPLES, png_with_filter, zero_png
 
 import wasinn
 from wasinn import image
 from wasinn.image import ImageError
 
 PNG_SIG = b"\x89PNG\r\n\x1a\n"
-SAMPLES = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
 DEPTHS = {0: (1, 2, 4, 8, 16), 2: (8, 16), 3: (1, 2, 4, 8), 4: (8, 16), 6: (8, 16)}
-ADAM7 = (
-    (0, 0, 8, 8),
-    (4, 0, 8, 8),
-    (0, 4, 4, 8),
-    (2, 0, 4, 4),
-    (0, 2, 2, 4),
-    (1, 0, 2, 2),
-    (0, 1, 1, 2),
-)
 CASES = [(c, d) for c in sorted(DEPTHS) for d in DEPTHS[c]]
 
 
@@ -394,10 +386,12 @@ def test_decoders_report_format() -> None:
 
 @pytest.fixture
 def png_on_host(ov_host: object, monkeypatch: pytest.MonkeyPatch) -> object:
-    """Unfilter through ``_png_host`` (OpenVINO natively), however few the Average/Paeth rows."""
+    """Unfilter through ``_png_host`` (OpenVINO natively), however few the
+    Average/Paeth rows and however narrow the image."""
     from wasinn import _png, _png_host
 
     monkeypatch.setattr(_png, "HOST_MIN_BYTES", 1)
+    monkeypatch.setattr(_png, "HOST_MIN_WIDTH", 1)
     # Compiled graphs belong to the host that compiled them.
     monkeypatch.setattr(_png_host, "_models", type(_png_host._models)())
     return ov_host
@@ -423,8 +417,10 @@ def test_png_host_unfiltering_matches_pillow(
 
 
 def test_png_host_unfiltering_of_every_filter_at_once(png_on_host: object) -> None:
-    # 40 rows of each filter type in turn, RGB and RGBA, wider than tall and taller than wide
-    for width, height, colour in ((150, 40, 2), (12, 200, 6)):
+    # 40 rows of each filter type in turn, RGB and RGBA, wider than tall and
+    # taller than wide (bands no taller than wide: the row above each band's
+    # first row comes from the band before)
+    for width, height, colour in ((150, 40, 2), (12, 200, 6), (70, 230, 2)):
         samples, _ = random_case(colour, 8, width, height, width)
         data = encode_png(width, height, colour, 8, samples, seed=3)
         assert image.decode(data).tobytes() == pillow_pixels(data)[1]
@@ -443,3 +439,252 @@ def test_png_host_failure_falls_back_to_pure_python(
     samples, _ = random_case(2, 8, 20, 10, 1)
     data = encode_png(20, 10, 2, 8, samples, seed=1)
     assert image.decode(data).tobytes() == pillow_pixels(data)[1]
+
+
+# ------------------------------------------------------------------ bands of rows
+
+
+@pytest.mark.parametrize("interlace", [False, True], ids=["plain", "adam7"])
+@pytest.mark.parametrize(("colour", "depth"), CASES, ids=[f"c{c}-{d}bit" for c, d in CASES])
+def test_png_decodes_in_bands_of_few_rows(
+    monkeypatch: pytest.MonkeyPatch, colour: int, depth: int, interlace: bool
+) -> None:
+    """Bands of one or two rows: the row above each band, Adam7's passes and
+    the conversion to 8 bits all cross band edges, and equal Pillow."""
+    from wasinn import _png
+
+    monkeypatch.setattr(_png, "BAND_BYTES", 100)
+    samples, plte = random_case(colour, depth, 37, 23, depth + colour)
+    data = encode_png(37, 23, colour, depth, samples, interlace=interlace, plte=plte, seed=depth)
+    assert image.decode(data).tobytes() == pillow_pixels(data)[1]
+
+
+def test_png_zero_bands_below_a_nonzero_row_are_unfiltered_for_real() -> None:
+    """The C-speed path for zeros applies only below a row of zeros: zero
+    Paeth, Average, Sub and Up rows under a coloured row repeat or spread it."""
+    for kind in range(5):
+        rows = [b"\x01" + bytes([9, 200, 31]) + bytes(3 * 99)]  # Sub: one colour across
+        rows += [bytes([kind]) + bytes(300)] * 40
+        data = with_ihdr(100, 41, idat=zlib.compress(b"".join(rows)))
+        assert image.decode(data).tobytes() == pillow_pixels(data)[1], kind
+
+
+def test_mode_conversions_cross_chunk_edges(monkeypatch: pytest.MonkeyPatch) -> None:
+    from wasinn import _imagecore
+    from wasinn import image as image_module
+
+    monkeypatch.setattr(image_module, "_LUMA_CHUNK", 1000)
+    monkeypatch.setattr(_imagecore, "_CHUNK", 777)
+    rng = random.Random(11)
+    rgba = Image.frombytes("RGBA", (61, 53), bytes(rng.randrange(256) for _ in range(61 * 53 * 4)))
+    for source in ("L", "LA", "RGB", "RGBA"):
+        out = io.BytesIO()
+        rgba.convert(source).save(out, "PNG")
+        for mode in ("L", "RGB", "RGBA"):
+            want = rgba.convert(source).convert(mode).tobytes()
+            assert image.decode(out.getvalue(), mode=mode).tobytes() == want, (source, mode)
+
+
+# ------------------------------------------------------------------ memory: about 3x the pixels
+
+#: What a decode may take beyond three times its pixels' bytes (a band of rows,
+#: tables, windows of entropy-coded data).
+MEMORY_CONSTANT = 24 << 20
+
+
+def traced(data: bytes, **kw: object) -> tuple[bytes, int, float]:
+    """(pixels, peak bytes allocated while decoding, CPU seconds)."""
+    start = time.process_time()
+    tracemalloc.start()
+    try:
+        pixels = image.decode(data, **kw).tobytes()  # type: ignore[arg-type]
+        return pixels, tracemalloc.get_traced_memory()[1], time.process_time() - start
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("kind", range(5), ids=["none", "sub", "up", "average", "paeth"])
+def test_png_bomb_decodes_in_3x_its_pixels_and_quickly(kind: int) -> None:
+    """Issue 24's bomb: a 4096x4096 RGB PNG of zeros is 50-60 KB; it used to
+    peak at 25 times its 48 MiB of pixels inside a component (Paeth rows)."""
+    data = zero_png(4096, 4096, kind)
+    assert len(data) < 100_000
+    pixels, peak, seconds = traced(data)
+    assert pixels == bytes(4096 * 4096 * 3)
+    assert peak <= 3 * len(pixels) + MEMORY_CONSTANT, peak / len(pixels)
+    assert seconds < 5, seconds
+
+
+@pytest.mark.parametrize(
+    ("colour", "depth", "interlace", "first"),
+    [(3, 1, False, b"\x10\x20\x30"), (0, 16, True, b"\x00"), (6, 16, True, bytes(4)),
+     (4, 8, False, bytes(2))],  # fmt: skip
+    ids=["palette-1bit", "gray-16bit-adam7", "rgba-16bit-adam7", "gray-alpha"],
+)
+def test_png_bombs_of_every_layout_stay_within_3x(
+    colour: int, depth: int, interlace: bool, first: bytes
+) -> None:
+    """A 1-bit palette file grows 24-fold into RGB, 16-bit samples halve, Adam7
+    spreads seven passes over the image: all within three times the pixels."""
+    side = 2048
+    pixels, peak, seconds = traced(zero_png(side, side, 4, colour, depth, interlace))
+    assert pixels == first * (side * side)
+    assert peak <= 3 * len(pixels) + MEMORY_CONSTANT, peak / len(pixels)
+    assert seconds < 10, seconds
+
+
+def test_png_photo_and_conversions_stay_within_3x() -> None:
+    rng = np.random.default_rng(2)
+    photo = rng.integers(0, 256, (1536, 2048, 3), dtype=np.uint8)
+    photo[:, ::2] //= 4  # some structure for the filters
+    for kind in (1, 2):  # Sub and Up rows: the per-row path, at speed
+        data = png_with_filter(photo, kind)
+        pixels, peak, _ = traced(data)
+        assert pixels == photo.tobytes()
+        assert peak <= 3 * len(pixels) + MEMORY_CONSTANT, peak / len(pixels)
+    bomb = zero_png(4096, 4096, 4)
+    for mode in ("L", "RGBA"):
+        pixels, peak, seconds = traced(bomb, mode=mode)
+        assert peak <= 3 * 4096 * 4096 * 4 + MEMORY_CONSTANT, peak
+        assert seconds < 5, (mode, seconds)
+
+
+def test_png_host_unfiltering_stays_within_3x(png_on_host: object) -> None:
+    """Through the host (OpenVINO natively, its arrays traced too): the guest
+    keeps a band of skewed rows at a time, where it used to hold the whole
+    image several times over (25 times its pixels inside a component)."""
+    rng = np.random.default_rng(3)
+    photo = np.clip(
+        np.cumsum(rng.integers(-3, 4, (1024, 1536, 3)), axis=1) + 128, 0, 255
+    ).astype(np.uint8)
+    data = png_with_filter(photo, 4)
+    calls = len(png_on_host.calls)  # type: ignore[attr-defined]
+    pixels, peak, _ = traced(data)
+    assert pixels == photo.tobytes()
+    assert len(png_on_host.calls) > calls  # type: ignore[attr-defined]
+    assert peak <= 3 * len(pixels) + MEMORY_CONSTANT, peak / len(pixels)
+
+
+def test_ppm_decodes_within_3x() -> None:
+    side = 2048
+    for maxval, body in ((255, bytes(3 * side * side)), (1000, bytes(6 * side * side))):
+        data = f"P6 {side} {side} {maxval}\n".encode() + body
+        pixels, peak, _ = traced(data)
+        assert pixels == bytes(3 * side * side)
+        assert peak <= 3 * len(pixels) + MEMORY_CONSTANT, peak / len(pixels)
+
+
+@pytest.mark.parametrize(
+    "options", [{"subsampling": 0}, {"progressive": True}], ids=["444-baseline", "420-progressive"]
+)
+def test_jpeg_memory_grows_at_most_3x_with_the_pixels(options: dict[str, object]) -> None:
+    """Peak memory at two sizes: what each extra pixel byte costs (at most 3,
+    where lists of coefficients cost about 10). Flat colours keep the pure
+    decoder quick under tracemalloc."""
+
+    def jpeg(side: int) -> bytes:
+        flat = np.zeros((side, side, 3), np.uint8)
+        flat[:] = (200, 60, 120)
+        flat[side // 2 :, : side // 3] = (10, 250, 30)
+        out = io.BytesIO()
+        Image.fromarray(flat).save(out, "JPEG", quality=90, **options)
+        return out.getvalue()
+
+    (small, low, _), (big, high, _) = traced(jpeg(256)), traced(jpeg(512))
+    assert (high - low) / (len(big) - len(small)) <= 3.0
+    assert high <= 3 * len(big) + MEMORY_CONSTANT
+
+
+# ------------------------------------------------------------------ too large, and probe
+
+
+def test_too_many_pixels_raise_image_too_large_error_naming_the_limit() -> None:
+    jpeg = io.BytesIO()
+    Image.new("RGB", (120, 90)).save(jpeg, "JPEG")
+    for data in (with_ihdr(120, 90), jpeg.getvalue(), b"P6 120 90 255\n"):
+        with pytest.raises(image.ImageTooLargeError) as info:
+            image.decode(data, name="big", max_pixels=5000)
+        error = info.value
+        assert isinstance(error, ImageError)
+        assert (error.width, error.height, error.max_pixels) == (120, 90, 5000)
+        assert str(error) == (
+            "big is 120x90 = 10800 pixels, more than the 5000 allowed "
+            "(pass max_pixels= to decode larger images)"
+        )
+    assert wasinn.ImageTooLargeError is image.ImageTooLargeError
+    assert "ImageTooLargeError" in image.__all__ and "probe" in image.__all__
+
+
+def probe_cases() -> dict[str, bytes]:
+    cases = {}
+    for colour, depth in CASES:
+        samples, plte = random_case(colour, depth, 13, 9, depth)
+        for interlace in (False, True):
+            cases[f"c{colour}-{depth}-{interlace}.png"] = encode_png(
+                13, 9, colour, depth, samples, interlace=interlace, plte=plte
+            )
+    samples, plte = random_case(3, 4, 13, 9, 4)
+    cases["trns.png"] = encode_png(13, 9, 3, 4, samples, plte=plte, trns=b"\x00\x80")
+    picture = Image.frombytes("RGB", (23, 17), bytes(range(256)) * 4 + bytes(149))
+    for name, mode, options in (
+        ("gray.jpg", "L", {}), ("rgb.jpg", "RGB", {}), ("prog.jpg", "RGB", {"progressive": True}),
+        ("exif.jpg", "RGB", {"exif": Image.Exif()}), ("gray.pgm", "L", {}), ("rgb.ppm", "RGB", {}),
+    ):  # fmt: skip
+        out = io.BytesIO()
+        picture.convert(mode).save(out, "JPEG" if name.endswith("jpg") else "PPM", **options)
+        cases[name] = out.getvalue()
+    cases["wide.ppm"] = b"P6 3 2 1000\n" + bytes(36)
+    return cases
+
+
+@pytest.mark.parametrize(("name", "data"), probe_cases().items(), ids=lambda v: "")
+def test_probe_says_what_decode_gives(name: str, data: bytes) -> None:
+    t, info = image.decode_with_info(data)
+    height, width, channels = t.shape
+    assert image.probe(data) == image.ImageInfo(str(info["format"]), width, height, channels)
+    assert image.probe(bytearray(data)).pixels == t.shape[0] * t.shape[1]
+
+
+def test_probe_reads_headers_only() -> None:
+    """No inflating, no entropy decoding, no pixel limit: a bomb, a file cut
+    after its header or with corrupt image data, a header beyond any limit."""
+    bomb = zero_png(4096, 4096, 4)
+    start = time.process_time()
+    assert image.probe(bomb) == ("png", 4096, 4096, 3)
+    assert image.probe(with_ihdr(2**31 - 1, 5, idat=b"not zlib")) == ("png", 2**31 - 1, 5, 3)
+    jpeg = io.BytesIO()
+    Image.new("RGB", (300, 200)).save(jpeg, "JPEG")
+    data = jpeg.getvalue()
+    sos = data.index(b"\xff\xda")
+    assert image.probe(data[: sos + 20]) == ("jpeg", 300, 200, 3)
+    assert image.probe(b"P5 40000 40000 65535\n") == ("ppm", 40000, 40000, 1)
+    assert time.process_time() - start < 0.5
+    with pytest.raises(ImageError, match="truncated"):
+        image.decode(data[: sos + 20])
+
+
+def test_probe_refuses_non_images_and_truncated_headers() -> None:
+    png = good_png()
+    jpeg = io.BytesIO()
+    Image.new("RGB", (30, 20)).save(jpeg, "JPEG")
+    sof = jpeg.getvalue().index(b"\xff\xc0")
+    cmyk = io.BytesIO()
+    Image.new("CMYK", (8, 8)).save(cmyk, "JPEG")
+    for data, match in (
+        (b"", "empty"),
+        (b"GIF89a....", "not a PNG, JPEG, PGM or PPM"),
+        (png[:8], "truncated: it ends before its IEND chunk"),
+        (png[:20], "truncated inside its IHDR chunk"),
+        (png[:12] + b"IHDx" + png[16:], "first chunk is IHDx"),
+        (with_ihdr(4, 3, colour=5), "colour type 5 does not exist"),
+        (with_ihdr(0, 3), "its size is 0x3"),
+        (jpeg.getvalue()[:sof], "truncated: it ends before its frame header"),
+        (jpeg.getvalue()[: sof + 8], "truncated or corrupt: marker 0xC0"),
+        (cmyk.getvalue(), "unsupported kind of JPEG: CMYK"),
+        (b"P6 12 ", "truncated in its header"),
+        (b"P3\n1 1\n255\n0 0 0\n", "ASCII pixmap"),
+    ):
+        with pytest.raises(ImageError, match=match):
+            image.probe(data, name="x")
+    with pytest.raises(ImageError, match="probe takes the file's bytes"):
+        image.probe("photo.png")  # type: ignore[arg-type]

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from conftest import ROOT, build_app, run_component
 from PIL import Image
-from png_rows import png_with_filter
+from png_rows import png_with_filter, zero_png
 from test_image import CASES, encode_png, pillow_pixels, random_case
 
 from wasinn import image
@@ -132,3 +132,66 @@ def test_component_decodes_jpeg_like_pillow(image_app: Path, tmp_path: Path) -> 
         with Image.open(io.BytesIO(files[name])) as im:
             want = im.tobytes()
         assert got["crc32"] == zlib.crc32(want), name
+
+
+def test_component_decodes_issue_24s_bombs_in_3x_their_pixels(
+    image_app: Path, tmp_path: Path
+) -> None:
+    """4096x4096 and 8192x8192 RGB PNGs of zeros with Paeth rows (issue 24:
+    1.26 GB and 68 s): each alone in a component, against an 8x8 image. The
+    guest's linear memory grows by at most 3 times the pixels plus a band,
+    the process too, and the time is that of copying zeros."""
+    from guest_memory import run_measured
+
+    tiny = io.BytesIO()
+    Image.new("RGB", (8, 8)).save(tiny, "PNG")
+    files = {"tiny.png": tiny.getvalue()}
+    files.update({f"bomb{n}.png": zero_png(n, n, 4) for n in (4096, 8192)})
+    runs = {}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+        runs[name] = run_measured(ROOT / "build.sh", APP, [name], tmp_path)
+    base = runs["tiny.png"]
+    assert base.linear_mb is not None
+    report = []
+    for side in (4096, 8192):
+        run = runs[f"bomb{side}.png"]
+        got = json.loads(run.lines[0])
+        pixels_mb = 3 * side * side / (1 << 20)
+        assert got["shape"] == [side, side, 3]
+        assert got["crc32"] == zlib.crc32(bytes(3 * side * side))
+        assert run.linear_mb is not None
+        assert run.linear_mb - base.linear_mb <= 3 * pixels_mb + 32
+        assert run.peak_rss_mb - base.peak_rss_mb <= 3 * pixels_mb + 64
+        assert float(str(got["seconds"])) < 5
+        report.append(
+            f"bomb{side}: {len(files[f'bomb{side}.png']) >> 10} KB, guest {got['seconds']:.2f} s, "
+            f"linear memory +{run.linear_mb - base.linear_mb:.0f} MB, peak RSS "
+            f"+{run.peak_rss_mb - base.peak_rss_mb:.0f} MB for {pixels_mb:.0f} MB of pixels"
+        )
+    print("\n" + "\n".join(report))
+
+
+def test_component_decoding_again_needs_no_more_memory(image_app: Path, tmp_path: Path) -> None:
+    """A JPEG big enough for the host path (the first one compiles its graph,
+    after a failed load of the "onnx" encoding), decoded once and three times
+    in one component: the guest's linear memory stays where one decode put it,
+    at most 3 times the pixels above an 8x8 image. A failed host call used to
+    keep the first decoder's coefficients and pixels alive (+2x the pixels)."""
+    from guest_memory import run_measured
+    from test_jpeg import encode, picture
+
+    tiny = io.BytesIO()
+    Image.new("RGB", (8, 8)).save(tiny, "PNG")
+    (tmp_path / "tiny.png").write_bytes(tiny.getvalue())
+    (tmp_path / "photo.jpg").write_bytes(encode(picture(2048, 1536, seed=3), quality=90))
+    base = run_measured(ROOT / "build.sh", APP, ["tiny.png"], tmp_path)
+    once, thrice = (
+        run_measured(ROOT / "build.sh", APP, ["photo.jpg"], tmp_path, options=("--repeat", n))
+        for n in ("1", "3")
+    )
+    assert base.linear_mb is not None and once.linear_mb is not None
+    assert thrice.linear_mb is not None
+    pixels_mb = 2048 * 1536 * 3 / (1 << 20)
+    assert once.linear_mb - base.linear_mb <= 3 * pixels_mb + 32
+    assert thrice.linear_mb - once.linear_mb <= 4, (once.linear_mb, thrice.linear_mb)

@@ -359,3 +359,80 @@ def test_host_and_pure_paths_agree_on_corrupt_files(on_host: object) -> None:
         assert results[0] == results[1]
         outcomes.add(results[0] is None)
     assert outcomes == {True, False}  # both kinds of outcome were met
+
+
+def cv2_jpeg(width: int, height: int, sampling: str, **options: int) -> bytes:
+    """A JPEG written by OpenCV, which also writes 4:4:0 (vertical-only chroma
+    halving, libjpeg's h1v2) and 4:1:1, which Pillow cannot."""
+    cv2 = pytest.importorskip("cv2")
+    params = [cv2.IMWRITE_JPEG_QUALITY, 85, cv2.IMWRITE_JPEG_SAMPLING_FACTOR,
+              getattr(cv2, f"IMWRITE_JPEG_SAMPLING_FACTOR_{sampling}")]  # fmt: skip
+    for key, value in options.items():
+        params += [getattr(cv2, f"IMWRITE_JPEG_{key.upper()}"), value]
+    rgb = np.asarray(picture(width, height, seed=2))
+    ok, buf = cv2.imencode(".jpg", np.ascontiguousarray(rgb[:, :, ::-1]), params)
+    assert ok
+    return bytes(buf.tobytes())
+
+
+@pytest.mark.parametrize("sampling", ["444", "422", "420", "440", "411"])
+def test_opencv_samplings_match_pillow(sampling: str) -> None:
+    for size in ((100, 75), (33, 47)):
+        assert compare(cv2_jpeg(*size, sampling)) == (0, 0.0)
+        assert compare(cv2_jpeg(*size, sampling, progressive=1)) == (0, 0.0)
+
+
+@pytest.mark.parametrize("sampling", ["444", "422", "420", "440"])
+def test_host_renders_in_bands_like_the_whole_image(
+    on_host: object, monkeypatch: pytest.MonkeyPatch, sampling: str
+) -> None:
+    """One MCU row per host call: every band seam (with its block row of
+    context for vertically upsampled chroma) and the image's first and last
+    rows, at heights that do and do not fill the last MCU row."""
+    from wasinn import _jpeg_host
+
+    monkeypatch.setattr(_jpeg_host, "BAND_PIXELS", 1)
+    calls = len(on_host.calls)  # type: ignore[attr-defined]
+    for size in ((100, 75), (40, 64), (57, 9)):
+        assert compare(cv2_jpeg(*size, sampling)) == (0, 0.0), size
+    assert compare(encode(picture(70, 45).convert("L"), quality=80)) == (0, 0.0)
+    assert compare(encode(picture(70, 45), quality=80, progressive=True)) == (0, 0.0)
+    assert len(on_host.calls) > calls + 20  # type: ignore[attr-defined]
+
+
+def test_entropy_data_is_read_a_window_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Windows of 5 KB (a new one every kilobyte or so) give the same pixels:
+    stuffed 0xFF 0x00 pairs and restart markers land on window edges."""
+    from wasinn import _jpeg
+
+    monkeypatch.setattr(_jpeg, "_WINDOW", 5000)
+    for options in OPTIONS:
+        data = encode(picture(160, 120, seed=4), **options)
+        assert compare(data) == (0, 0.0), options
+
+
+def test_host_rendering_memory_grows_at_most_3x_with_the_pixels(
+    on_host: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the host (OpenVINO natively, its arrays traced too), peak memory
+    at two sizes, both several bands tall and windows of entropy-coded data
+    long (those cost the same at any size): each extra pixel byte costs at
+    most 3 (16-bit coefficients, the pixels), where whole images of int32
+    coefficients and f32 planes cost about 11."""
+    import tracemalloc
+
+    from wasinn import _jpeg, _jpeg_host
+
+    monkeypatch.setattr(_jpeg_host, "BAND_PIXELS", 1 << 15)
+    monkeypatch.setattr(_jpeg, "_WINDOW", 8192)
+    peaks = []
+    for size in ((384, 256), (768, 512)):
+        data = encode(picture(*size, seed=6), quality=90)
+        tracemalloc.start()
+        try:
+            pixels = decode_jpeg(data, "big.jpg")[3]
+            peaks.append((tracemalloc.get_traced_memory()[1], len(pixels)))
+        finally:
+            tracemalloc.stop()
+    (low, small), (high, big) = peaks
+    assert (high - low) / (big - small) <= 3.0

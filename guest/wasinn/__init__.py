@@ -38,7 +38,7 @@ from ._errors import (
 from ._model import Model, Session, StatefulSession
 from ._spec import TensorSpec
 from ._tensor import Tensor
-from .image import ImageError
+from .image import ImageError, ImageTooLargeError
 
 __version__ = "0.1.0"
 
@@ -47,6 +47,7 @@ __all__ = [
     "FusionError",
     "GraphBuilder",
     "ImageError",
+    "ImageTooLargeError",
     "BackendRuntimeError",
     "ClosedError",
     "InvalidArgumentError",

@@ -49,6 +49,12 @@ def _raise(err: Err[_errors_binding.Error], action: str, what: str) -> NoReturn:
         message = error.data()
     finally:
         error.__exit__(None, None, None)
+    # The binding's Err stays referenced after the call (the garbage collector
+    # does not free it), and its traceback holds the frames of the failed call
+    # and, through them, every caller's locals: without this, Model.load's
+    # first try of the "onnx" encoding, deep inside an image decode, kept that
+    # decoder's coefficients and pixels alive for good.
+    err.with_traceback(None)
     raise _errors.from_host(code, message, action, what) from None
 
 

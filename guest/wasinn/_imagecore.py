@@ -1,10 +1,15 @@
-"""What the image decoders share: their error class and the size limit.
+"""What the image decoders share: their errors, the size limit, what a header
+says (``ImageInfo``) and the buffer the pixels are written into (``Canvas``).
 
 It lives apart from ``wasinn.image`` so that the format modules (``_png``,
 ``_ppm``, ``_jpeg``) can import it while ``wasinn.image`` imports them.
 """
 
 from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from ._errors import ValidationError
 
@@ -28,12 +33,120 @@ class ImageError(ValidationError):
     """
 
 
-def check_size(name: str, width: int, height: int, max_pixels: int) -> None:
-    """Raise ImageError for an empty image or one over ``max_pixels``."""
+class ImageTooLargeError(ImageError):
+    """The header declares more pixels than ``max_pixels`` allows; raised
+    before any pixel memory is allocated. ``width``, ``height`` and
+    ``max_pixels`` say by how much (an HTTP server answers 413 with them).
+
+    Example::
+
+        try:
+            pixels = wasinn.image.decode(data, max_pixels=4096 * 4096)
+        except wasinn.image.ImageTooLargeError as e:
+            print(e.width, e.height, e.max_pixels)   # 8192 8192 16777216
+    """
+
+    def __init__(self, message: str, *, width: int, height: int, max_pixels: int) -> None:
+        super().__init__(message)
+        #: What the header declares.
+        self.width = width
+        self.height = height
+        #: The limit it is over.
+        self.max_pixels = max_pixels
+
+
+class ImageInfo(NamedTuple):
+    """What an image file's header says: ``format`` (``"png"``, ``"jpeg"`` or
+    ``"ppm"``), ``width``, ``height`` and ``channels``, the channels
+    ``decode`` returns with ``mode=None`` (1 gray, 2 gray+alpha, 3 RGB,
+    4 RGBA).
+
+    Example::
+
+        >>> wasinn.image.probe(open("photo.jpg", "rb").read())
+        ImageInfo(format='jpeg', width=4032, height=3024, channels=3)
+    """
+
+    format: str
+    width: int
+    height: int
+    channels: int
+
+    @property
+    def pixels(self) -> int:
+        """``width * height``, what ``max_pixels`` limits."""
+        return self.width * self.height
+
+
+def check_size(name: str, width: int, height: int, max_pixels: int | None) -> None:
+    """Raise ImageError for an empty image, ImageTooLargeError for one over
+    ``max_pixels`` (``None``: no limit)."""
     if width <= 0 or height <= 0:
         raise ImageError(f"{name} is corrupt: its size is {width}x{height}")
-    if width * height > max_pixels:
-        raise ImageError(
+    if max_pixels is not None and width * height > max_pixels:
+        raise ImageTooLargeError(
             f"{name} is {width}x{height} = {width * height} pixels, more than the "
-            f"{max_pixels} allowed (pass max_pixels= to decode larger images)"
+            f"{max_pixels} allowed (pass max_pixels= to decode larger images)",
+            width=width,
+            height=height,
+            max_pixels=max_pixels,
         )
+
+
+class Canvas:
+    """A zero-filled output buffer of ``size`` bytes, written through ``view``,
+    that becomes the decoded ``bytes`` without a copy.
+
+    A ``bytearray`` would need ``bytes(...)`` at the end, a second copy of the
+    whole image at the moment memory peaks. ``io.BytesIO`` keeps its data in a
+    ``bytes`` object and ``getvalue()`` hands that very object over when it is
+    exactly full and no view is open (CPython's BytesIO does so since 3.5,
+    and inside a component too; if another implementation copied, only the
+    peak would change).
+
+    Write whole stretches (``interleave`` builds interleaved ones): a strided
+    write through a memoryview is several times slower than into a bytearray.
+
+    Example::
+
+        canvas = Canvas(6)
+        canvas.view[0:2] = b"\\x01\\x02"
+        canvas.finish()   # b'\\x01\\x02\\x00\\x00\\x00\\x00'
+    """
+
+    def __init__(self, size: int) -> None:
+        self._io = io.BytesIO()
+        self._io.seek(size - 1)
+        self._io.write(b"\0")  # one allocation of exactly ``size`` zeros
+        self.view = self._io.getbuffer()
+
+    def finish(self) -> bytes:
+        """The bytes written (the canvas cannot be written after this)."""
+        self.view.release()
+        data = self._io.getvalue()
+        self._io = io.BytesIO()
+        return data
+
+
+# Pixels interleaved at a time by ``interleave``.
+_CHUNK = 1 << 16
+
+
+def interleave(
+    out: memoryview | bytearray, offset: int, planes: Sequence[bytes | bytearray | memoryview]
+) -> None:
+    """Write equally long ``planes`` interleaved (``p0[0], p1[0], ..., p0[1],
+    ...``) into ``out`` from ``offset``, a chunk at a time.
+
+    Example::
+
+        out = bytearray(6)
+        interleave(out, 0, [b"ab", b"cd", b"ef"])   # out == bytearray(b"acebdf")
+    """
+    k, count = len(planes), len(planes[0])
+    for start in range(0, count, _CHUNK):
+        stop = min(count, start + _CHUNK)
+        part = bytearray((stop - start) * k)
+        for c, plane in enumerate(planes):
+            part[c::k] = plane[start:stop]
+        out[offset + start * k : offset + stop * k] = part

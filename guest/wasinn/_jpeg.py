@@ -12,36 +12,44 @@ and libjpeg's fixed-point YCbCr -> RGB tables.
 
 The entropy-coded data is decoded here, in Python: each Huffman lookup takes
 12 bits and gives the code's length, run and value at once (``_FAST_BITS``),
-with a 16-bit table behind it for longer codes. The rest, dequantisation,
-IDCT, upsampling and colour, is per-pixel arithmetic: inside a component,
-images of ``HOST_MIN_PIXELS`` or more send the coefficients to the host,
-where a graph computes the same integers (``_jpeg_host``); elsewhere, or
-when the host cannot, it runs here.
+with a 16-bit table behind it for longer codes. Coefficients are kept as
+libjpeg keeps them, 16-bit (``array('h')``, 64 per block in natural order,
+values wrapped to 16 bits as libjpeg's ``JCOEF`` casts wrap them). The rest,
+dequantisation, IDCT, upsampling and colour, is per-pixel arithmetic:
+inside a component, images of ``HOST_MIN_PIXELS`` or more send the
+coefficients to the host a band of MCU rows at a time, where a graph
+computes the same integers (``_jpeg_host``); elsewhere, or when the host
+cannot, it runs here, a component at a time.
 
 Refused with ``ImageError`` ("unsupported ..."): arithmetic coding, lossless
 and hierarchical files, 12-bit samples, CMYK/YCCK (4 components), 2-component
 files, fractional sampling ratios, and a height given by a DNL marker.
 
 Hostile input: the size is checked against ``max_pixels`` (default
-``MAX_PIXELS``, 8192 x 8192) before anything is allocated, coefficient blocks are
-allocated only as the entropy-coded data fills them (every block costs at least
-one bit of input), and pixel planes only once every scan decoded. Truncated or
-corrupt data raises ``ImageError``; no other exception escapes.
+``MAX_PIXELS``, 8192 x 8192) before anything is allocated; a component's
+coefficients (2 bytes each: a third to two thirds of the decoded pixels'
+bytes, by chroma sampling) are allocated by the first scan that reaches it,
+and a scan that must spend a bit per block is refused first if it is too
+short; pixel planes come only once every scan decoded. Memory peaks at
+about the coefficients plus the decoded pixels (at most three times the
+pixels' bytes). Truncated or corrupt data raises ``ImageError``; no other
+exception escapes.
 """
 
 from __future__ import annotations
 
 import array
+import itertools
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Literal
 
 from . import _jpeg_host, _model
 from ._errors import WasiNNError
-from ._imagecore import MAX_PIXELS, ImageError, check_size
+from ._imagecore import MAX_PIXELS, Canvas, ImageError, ImageInfo, check_size, interleave
 
-__all__ = ["decode_jpeg"]
+__all__ = ["decode_jpeg", "probe_jpeg"]
 
 # Zigzag position -> natural (row-major) index; 16 extra entries that point at
 # 63 absorb run lengths that overshoot in corrupt data, as libjpeg's table does.
@@ -51,10 +59,6 @@ _ZIGZAG = [
     35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51,
     58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63,
 ] + [63] * 16  # fmt: skip
-# The same positions in a block stored transposed (column frequency first), the
-# layout the host's IDCT takes (see _jpeg_host).
-_ZIGZAG_T = [(i % 8) * 8 + i // 8 for i in _ZIGZAG]
-_TRANSPOSE = [(i % 8) * 8 + i // 8 for i in range(64)]
 
 #: Inside a component, images of at least this many pixels go through the host
 #: for dequantisation, IDCT, upsampling and colour (``_jpeg_host``); smaller ones
@@ -121,16 +125,18 @@ _UNSUPPORTED_SOF = {
 
 class _Component:
     __slots__ = (
-        "ident", "h", "v", "tq", "bw", "bh", "dw", "dh", "blocks", "flat", "quant", "has_dc"
+        "ident", "h", "v", "tq", "bw", "bh", "dw", "dh", "coefs", "view", "fresh", "quant",
+        "has_dc",
     )  # fmt: skip
 
     def __init__(self, ident: int, h: int, v: int, tq: int) -> None:
         self.ident, self.h, self.v, self.tq = ident, h, v, tq
         self.bw = self.bh = self.dw = self.dh = 0
-        self.blocks: list[list[int] | None] = []
-        # For the host, sequential scans write the coefficients straight into
-        # int32 memory, 64 per block, transposed (no lists to convert later).
-        self.flat: memoryview | None = None
+        # 64 coefficients per block, natural order, made by the first scan
+        # that reaches the component; ``view`` writes into it a block at a time.
+        self.coefs: array.array[int] | None = None
+        self.view: memoryview | None = None
+        self.fresh = False  # made by the scan being decoded: its blocks are still zeros
         self.quant: list[int] | None = None  # natural order, latched at its first scan
         self.has_dc = False  # a scan has given every block its DC coefficient
 
@@ -195,10 +201,12 @@ def _windows(raw: bytes) -> list[int]:
     return words.tolist()
 
 
-def _fresh(blocks: list[list[int] | None], idx: int) -> list[int]:
-    """A zeroed coefficient block, stored at ``blocks[idx]``."""
-    block = blocks[idx] = [0] * 64
-    return block
+def _wrap16(value: int) -> int:
+    """``value`` as libjpeg's 16-bit ``JCOEF`` keeps it (only corrupt data needs this)."""
+    return ((value + 32768) & 0xFFFF) - 32768
+
+
+_ZERO_BLOCK = memoryview(array.array("h", bytes(128)))
 
 
 def _orientation(body: bytes) -> int | None:
@@ -236,8 +244,18 @@ def decode_jpeg(
     return _Decoder(bytes(data), name, max_pixels).decode()
 
 
+def probe_jpeg(data: bytes, name: str) -> ImageInfo:
+    """What the frame header of JPEG ``data`` says, reading the segments up to
+    it (no entropy-coded data).
+
+    >>> probe_jpeg(open("cat.jpg", "rb").read(), "cat.jpg")
+    ImageInfo(format='jpeg', width=640, height=480, channels=3)
+    """
+    return _Decoder(bytes(data), name, None).probe()
+
+
 class _Decoder:
-    def __init__(self, data: bytes, name: str, max_pixels: int) -> None:
+    def __init__(self, data: bytes, name: str, max_pixels: int | None) -> None:
         self.data, self.name, self.max_pixels = data, name, max_pixels
         self.quant: list[list[int] | None] = [None] * 4
         self.dc_tables: list[_Table | None] = [None] * 4
@@ -253,33 +271,51 @@ class _Decoder:
         self.orientation: int | None = None
         self.scans = 0
         self.eobrun = 0
-        # Where the coefficients of a block go: natural order, or transposed
-        # when the host does the pixel work (decided with the frame header).
-        self.zz = _ZIGZAG
-        self.on_host = False
+        self.canvas: Canvas | None = None  # the pixels, made by the first scan
 
     def fail(self, why: str) -> ImageError:
         return ImageError(f"{self.name} is {why}")
 
     def decode(self) -> tuple[int, int, int, bytes, dict[str, object]]:
+        self.markers(header_only=False)
+        if not self.components:
+            raise self.fail("corrupt: it has no frame header (SOF marker)")
+        if not self.scans:
+            raise self.fail("corrupt: it has no scan (SOS marker)")
+        if not all(c.has_dc for c in self.components):
+            # libjpeg would paint such a component gray; refusing it keeps the
+            # work proportional to the data (an AC scan can skip every block).
+            raise self.fail("truncated or corrupt: a component has no DC scan")
+        return self.output()
+
+    def probe(self) -> ImageInfo:
+        """What the frame header says, reading the segments up to it."""
+        self.markers(header_only=True)
+        return ImageInfo("jpeg", self.width, self.height, len(self.components))
+
+    def markers(self, header_only: bool) -> None:
+        """Read the segments in order, decoding each scan; ``header_only``:
+        stop after the frame header (raising if there is none)."""
         data, n = self.data, len(self.data)
         if data[:2] != b"\xff\xd8":
             raise self.fail("not a JPEG file (no SOI marker)")
         pos = 2
         while True:
             # Skip anything up to the next marker (libjpeg warns and does the same).
-            while pos < n and data[pos] != 0xFF:
+            pos = data.find(b"\xff", pos)
+            while 0 <= pos < n and data[pos] == 0xFF:
                 pos += 1
-            while pos < n and data[pos] == 0xFF:
-                pos += 1
-            if pos >= n:
+            if pos < 0 or pos >= n:
                 if self.scans:
-                    break  # the EOI marker is missing; libjpeg accepts that too
-                raise self.fail("truncated: it ends before any image data")
+                    return  # the EOI marker is missing; libjpeg accepts that too
+                before = "its frame header" if header_only else "any image data"
+                raise self.fail(f"truncated: it ends before {before}")
             marker = data[pos]
             pos += 1
             if marker == 0xD9:
-                break
+                if header_only and not self.components:
+                    raise self.fail("corrupt: it has no frame header (SOF marker)")
+                return
             if 0xD0 <= marker <= 0xD7 or marker == 0x01:
                 continue
             if pos + 2 > n:
@@ -291,17 +327,10 @@ class _Decoder:
             pos += length
             if marker == 0xDA:
                 pos = self.scan(body, pos)
-            else:
+            elif not header_only or marker not in (0xC4, 0xDB):  # tables: not headers
                 self.segment(marker, body)
-        if not self.components:
-            raise self.fail("corrupt: it has no frame header (SOF marker)")
-        if not self.scans:
-            raise self.fail("corrupt: it has no scan (SOS marker)")
-        if not all(c.has_dc for c in self.components):
-            # libjpeg would paint such a component gray; refusing it keeps the
-            # work proportional to the data (an AC scan can skip every block).
-            raise self.fail("truncated or corrupt: a component has no DC scan")
-        return self.output()
+                if header_only and self.components:
+                    return
 
     def segment(self, marker: int, body: bytes) -> None:
         name = self.name
@@ -388,28 +417,8 @@ class _Decoder:
         for c in comps:
             c.bw, c.bh = self.mcux * c.h, self.mcuy * c.v
             c.dw, c.dh = -(-width * c.h // hmax), -(-height * c.v // vmax)
-            # One slot per block; a block's list is made when data reaches it.
-            c.blocks = [None] * (c.bw * c.bh)
         self.components = comps
         self.progressive = marker == 0xC2
-        self.on_host = self.host_can_render()
-        if self.on_host:
-            self.zz = _ZIGZAG_T
-
-    def host_can_render(self) -> bool:
-        """Whether ``_jpeg_host`` will do the pixel work: inside a component, for
-        an image big enough to pay for a graph, with upsampling it implements
-        (libjpeg's fancy 2x2, 2x1 and 1x2, used when the plane is over 2 wide) and
-        every plane within what the host accepts in one call."""
-        if _model._active_host is None or self.width * self.height < HOST_MIN_PIXELS:
-            return False
-        for c in self.components:
-            fh, fv = self.hmax // c.h, self.vmax // c.v
-            if fh > 2 or fv > 2 or (fh == 2 and c.dw <= 2):
-                return False
-            if c.bw * c.bh * 256 > _jpeg_host.MAX_PLANE_BYTES:
-                return False
-        return True
 
     # ------------------------------------------------------------------ scans
 
@@ -454,7 +463,6 @@ class _Decoder:
 
         match = _SCAN_END.search(self.data, pos)
         end = match.start() if match else len(self.data)
-        segments = _RESTART.split(self.data[pos:end])
         if count == 1:
             comp = comps[0][0]
             units_x, units_y = -(-comp.dw // 8), -(-comp.dh // 8)
@@ -466,76 +474,68 @@ class _Decoder:
         if kind in ("sequential", "dc_first"):
             for comp, _, _ in comps:
                 comp.has_dc = True
-        # Every block of these kinds takes at least one bit, so a short interval
-        # is refused before anything is built for it (a small file cannot make
-        # the decoder walk millions of blocks).
+        # Every block of these kinds takes at least one bit, so a short scan or
+        # interval is refused before anything is built for it (a small file
+        # cannot make the decoder allocate or walk millions of blocks).
         per_unit = 1 if count == 1 else sum(c.h * c.v for c, _, _ in comps)
         bit_per_block = kind in ("sequential", "dc_first", "dc_refine")
-        if kind == "sequential" and self.on_host:
-            if total * per_unit > 8 * (end - pos):
+        if bit_per_block and total * per_unit > 8 * (end - pos):
+            raise self.fail("truncated: its entropy-coded data ends early")
+        if self.canvas is None:
+            # The output before the coefficients: made first, it takes the
+            # place the last image's pixels left (the allocator would otherwise
+            # split that block for whatever came first, and grow the memory).
+            self.canvas = Canvas(self.width * self.height * len(self.components))
+        for comp, _, _ in comps:
+            comp.fresh = comp.coefs is None
+            if comp.coefs is None:
+                comp.coefs = array.array("h", [0]) * (64 * comp.bw * comp.bh)
+                comp.view = memoryview(comp.coefs)
+        # Restart markers split the data into intervals, found one at a time.
+        bounds = _RESTART.finditer(self.data, pos, end)
+        start: int | None = pos
+        for first in range(0, total, per):
+            if start is None:
                 raise self.fail("truncated: its entropy-coded data ends early")
-            for comp, _, _ in comps:
-                if comp.flat is None:
-                    comp.flat = memoryview(bytearray(256 * comp.bw * comp.bh)).cast("i")
-        for seg_i, start in enumerate(range(0, total, per)):
-            if seg_i >= len(segments):
-                raise self.fail("truncated: its entropy-coded data ends early")
-            raw = segments[seg_i].replace(b"\xff\x00", b"\xff")
-            if bit_per_block and (min(total, start + per) - start) * per_unit > 8 * len(raw):
+            marker = next(bounds, None)
+            stop = marker.start() if marker else end
+            size = stop - start - self.data.count(b"\xff\x00", start, stop)  # once unstuffed
+            if bit_per_block and (min(total, first + per) - first) * per_unit > 8 * size:
                 raise self.fail("truncated: its entropy-coded data ends early")
             self.eobrun = 0
             try:
-                try:
-                    used = self.interval(
-                        raw, comps, kind, ss, se, ah, al, start, min(total, start + per), units_x
-                    )
-                except (OverflowError, ValueError):
-                    # A coefficient too large for int32: only corrupt data has
-                    # one; the pure path decodes it (and wraps as libjpeg does).
-                    self.leave_host()
-                    used = self.interval(
-                        raw, comps, kind, ss, se, ah, al, start, min(total, start + per), units_x
-                    )
+                used = self.interval(
+                    _Entropy(self.data, start, stop), comps, kind, ss, se, ah, al,
+                    range(first, min(total, first + per)), units_x,
+                )  # fmt: skip
             except IndexError:
                 raise self.fail("corrupt or truncated: bad entropy-coded data") from None
-            if used > 8 * len(raw):
+            if used > 8 * size:
                 raise self.fail("truncated: its entropy-coded data ends early")
+            start = marker.end() if marker else None
+        for comp, _, _ in comps:
+            comp.fresh = False
         return end
 
     def interval(
         self,
-        raw: bytes,
+        data: _Entropy,
         comps: list[tuple[_Component, _Table | None, _Table | None]],
         kind: str,
         ss: int,
         se: int,
         ah: int,
         al: int,
-        first: int,
-        stop: int,
+        span: range,
         units_x: int,
     ) -> int:
-        """Decode units [first, stop) of a scan from one restart interval; return bits used."""
-        w = _windows(raw)
+        """Decode units ``span`` of a scan from one restart interval; return bits used."""
+        w, limit = data.window(0)
         p = 0
-        zz, mask, half, fm = self.zz, _MASK, _HALF, _FAST_MASK
-        # The blocks to fill, in order: (component index, block index).
-        units: list[tuple[int, int]] = []
-        if len(comps) == 1:
-            bw = comps[0][0].bw
-            units = [(0, (u // units_x) * bw + u % units_x) for u in range(first, stop)]
-        else:
-            layout = [
-                (ci, dy * c.bw + dx, c.h, c.v * c.bw)
-                for ci, (c, _, _) in enumerate(comps)
-                for dy in range(c.v)
-                for dx in range(c.h)
-            ]
-            for u in range(first, stop):
-                my, mx = divmod(u, units_x)
-                units += [(ci, my * row + mx * h + off) for ci, off, h, row in layout]
-        blocks = [c.blocks for c, _, _ in comps]
-        flats = [c.flat for c, _, _ in comps]
+        zz, mask, half, fm = _ZIGZAG, _MASK, _HALF, _FAST_MASK
+        units = _units(comps, span, units_x)  # (component index, block index), in order
+        views = [c.view for c, _, _ in comps]
+        dirty = [not c.fresh for c, _, _ in comps]  # blocks to zero before a sequential scan
         # (plain, fast) per component; a table a kind of scan does not use may be None
         dcs = [d or ([], []) for _, d, _ in comps]
         acs = [a or ([], []) for _, _, a in comps]
@@ -543,11 +543,14 @@ class _Decoder:
 
         if kind == "sequential":
             for ci, idx in units:
-                out = flats[ci]
-                if out is not None:
-                    blk: list[int] | memoryview = out[idx << 6 : (idx << 6) + 64]
-                else:
-                    blk = blocks[ci][idx] = [0] * 64
+                if p > limit:
+                    w, limit = data.window(p >> 3)
+                    p &= 7
+                view = views[ci]
+                assert view is not None
+                blk = view[idx << 6 : (idx << 6) + 64]
+                if dirty[ci]:
+                    blk[:] = _ZERO_BLOCK
                 dct = dcs[ci]
                 t = dct[1][(w[p >> 3] >> (12 - (p & 7))) & fm]
                 if t:
@@ -561,7 +564,8 @@ class _Decoder:
                         v = (w[p >> 3] >> (24 - (p & 7) - s)) & mask[s]
                         p += s
                         pred[ci] += v - mask[s] if v < half[s] else v
-                blk[0] = pred[ci]
+                v = pred[ci]
+                blk[0] = v if -32768 <= v <= 32767 else _wrap16(v)
                 plain, fast = acs[ci]
                 k = 1
                 while k < 64:
@@ -591,11 +595,13 @@ class _Decoder:
                         k += 16
                     else:
                         break
-            return p
+            return data.used(p)
 
         if kind == "dc_first":
             for ci, idx in units:
-                blk = blocks[ci][idx] or _fresh(blocks[ci], idx)
+                if p > limit:
+                    w, limit = data.window(p >> 3)
+                    p &= 7
                 t = dcs[ci][0][(w[p >> 3] >> (8 - (p & 7))) & 0xFFFF]
                 p += t >> 8
                 s = t & 255
@@ -605,20 +611,27 @@ class _Decoder:
                     if v < half[s]:
                         v -= mask[s]
                     pred[ci] += v
-                blk[0] = pred[ci] << al
-            return p
+                view = views[ci]
+                assert view is not None
+                view[idx << 6] = _wrap16(pred[ci] << al)
+            return data.used(p)
 
         if kind == "dc_refine":
             bit = 1 << al
             for ci, idx in units:
-                blk = blocks[ci][idx] or _fresh(blocks[ci], idx)
+                if p > limit:
+                    w, limit = data.window(p >> 3)
+                    p &= 7
                 if (w[p >> 3] >> (23 - (p & 7))) & 1:
-                    blk[0] |= bit
+                    view = views[ci]
+                    assert view is not None
+                    view[idx << 6] |= bit
                 p += 1
-            return p
+            return data.used(p)
 
         table, fast = acs[0]
-        store = blocks[0]
+        store = views[0]
+        assert store is not None
         eobrun = 0
         if kind == "ac_first":
             scale = 1 << al
@@ -626,7 +639,10 @@ class _Decoder:
                 if eobrun:
                     eobrun -= 1
                     continue
-                blk = store[idx] or _fresh(store, idx)
+                if p > limit:
+                    w, limit = data.window(p >> 3)
+                    p &= 7
+                blk = store[idx << 6 : (idx << 6) + 64]
                 k = ss
                 while k <= se:
                     t = fast[(w[p >> 3] >> (12 - (p & 7))) & fm]
@@ -634,35 +650,42 @@ class _Decoder:
                     if v:
                         p += t & 31
                         k += (t >> 5) & 15
-                        blk[zz[k]] = v * scale
-                        k += 1
-                        continue
-                    t = table[(w[p >> 3] >> (8 - (p & 7))) & 0xFFFF]
-                    p += t >> 8
-                    s = t & 15
-                    r = (t >> 4) & 15
-                    if s:
+                        v *= scale
+                    else:
+                        t = table[(w[p >> 3] >> (8 - (p & 7))) & 0xFFFF]
+                        p += t >> 8
+                        s = t & 15
+                        r = (t >> 4) & 15
+                        if not s:
+                            if r == 15:
+                                k += 16
+                                continue
+                            eobrun = 1 << r
+                            if r:
+                                eobrun += (w[p >> 3] >> (24 - (p & 7) - r)) & mask[r]
+                                p += r
+                            eobrun -= 1
+                            break
                         k += r
                         v = (w[p >> 3] >> (24 - (p & 7) - s)) & mask[s]
                         p += s
-                        blk[zz[k]] = (v - mask[s] if v < half[s] else v) * scale
-                        k += 1
-                    elif r == 15:
-                        k += 16
-                    else:
-                        eobrun = 1 << r
-                        if r:
-                            eobrun += (w[p >> 3] >> (24 - (p & 7) - r)) & mask[r]
-                            p += r
-                        eobrun -= 1
-                        break
-            return p
+                        v = (v - mask[s] if v < half[s] else v) * scale
+                    try:
+                        blk[zz[k]] = v
+                    except ValueError:  # past 16 bits: corrupt data only
+                        blk[zz[k]] = _wrap16(v)
+                    k += 1
+            return data.used(p)
 
         # ac_refine (libjpeg's decode_mcu_AC_refine, step by step)
         p1 = 1 << al
         m1 = -1 << al
         for _, idx in units:
-            blk = store[idx] or _fresh(store, idx)
+            if p > limit:
+                w, limit = data.window(p >> 3)
+                p &= 7
+            blk = store[idx << 6 : (idx << 6) + 64]
+            vals = blk.tolist()  # reads from a list are twice as fast as from the view
             k = ss
             if not eobrun:
                 while k <= se:
@@ -682,10 +705,11 @@ class _Decoder:
                         break
                     while k <= se:
                         pos = zz[k]
-                        c = blk[pos]
+                        c = vals[pos]
                         if c:
                             if (w[p >> 3] >> (23 - (p & 7))) & 1 and not c & p1:
-                                blk[pos] = c + p1 if c >= 0 else c + m1
+                                c = c + p1 if c >= 0 else c + m1
+                                blk[pos] = c if -32768 <= c <= 32767 else _wrap16(c)
                             p += 1
                         else:
                             r -= 1
@@ -698,81 +722,65 @@ class _Decoder:
             if eobrun:
                 while k <= se:
                     pos = zz[k]
-                    c = blk[pos]
+                    c = vals[pos]
                     if c:
                         if (w[p >> 3] >> (23 - (p & 7))) & 1 and not c & p1:
-                            blk[pos] = c + p1 if c >= 0 else c + m1
+                            c = c + p1 if c >= 0 else c + m1
+                            blk[pos] = c if -32768 <= c <= 32767 else _wrap16(c)
                         p += 1
                     k += 1
                 eobrun -= 1
-        return p
+        return data.used(p)
 
     # ------------------------------------------------------------------ pixels
 
-    def render_on_host(self, ycc: bool) -> bytes | None:
-        """The pixels from ``_jpeg_host``, or None (the decoder back on the pure
-        path) if the coefficients do not fit int32 or the host fails."""
-        planes: list[_jpeg_host.Plane] = []
-        zero = [0] * 64
+    def host_can_render(self) -> bool:
+        """Whether ``_jpeg_host`` will do the pixel work: inside a component, for
+        an image big enough to pay for a graph, with upsampling it implements
+        (libjpeg's fancy 2x2, 2x1 and 1x2, used when the plane is over 2 wide)."""
+        if _model._active_host is None or self.width * self.height < HOST_MIN_PIXELS:
+            return False
         for c in self.components:
-            q = c.quant
-            assert q is not None
-            if c.flat is None:
-                coefs = array.array("i")
-                try:
-                    for b in c.blocks:
-                        coefs.fromlist(b or zero)
-                except OverflowError:  # only corrupt data has such coefficients
-                    break
-                data: memoryview | array.array[int] = coefs
-            else:
-                data = c.flat
             fh, fv = self.hmax // c.h, self.vmax // c.v
-            quant = [q[t] for t in _TRANSPOSE]
-            planes.append((data, quant, c.bw, c.bh, c.dw, c.dh, fh, fv))
-        else:
-            try:
-                pixels = _jpeg_host.render(planes, self.width, self.height, ycc)
-            except WasiNNError:
-                pixels = None
-            if pixels is not None:
-                return pixels
-        self.leave_host()
-        return None
+            if fh > 2 or fv > 2 or (fh == 2 and c.dw <= 2):
+                return False
+        return True
 
-    def leave_host(self) -> None:
-        """Go on in pure Python: blocks as lists again, in natural order."""
-        if not self.on_host:
-            return  # already in pure Python's layout
+    def render_on_host(self, ycc: bool, out: memoryview) -> bool:
+        """Write the pixels from ``_jpeg_host`` into ``out``; False (the pure
+        path then) if a coefficient is too large for its arithmetic or the
+        host fails."""
+        planes: list[_jpeg_host.Plane] = []
         for c in self.components:
-            flat = c.flat
-            if flat is not None:
-                c.blocks = [list(flat[i : i + 64]) for i in range(0, len(flat), 64)]
-                c.flat = None
-            c.blocks = [b and [b[t] for t in _TRANSPOSE] for b in c.blocks]
-        self.on_host = False
-        self.zz = _ZIGZAG
+            assert c.quant is not None and c.view is not None
+            fh, fv = self.hmax // c.h, self.vmax // c.v
+            planes.append((c.view.cast("B"), c.quant, c.bw, c.bh, c.dw, c.dh, fh, fv))
+        try:
+            return _jpeg_host.render(planes, self.width, self.height, 8 * self.vmax, ycc, out)
+        except WasiNNError:
+            return False
 
-    def plane(self, comp: _Component) -> bytearray:
+    def plane(self, comp: _Component) -> bytes:
         """The component's samples (bw*8 x bh*8), through libjpeg's islow IDCT."""
         stride = comp.bw * 8
-        out = bytearray(b"\x80") * (stride * comp.bh * 8)
-        q = comp.quant
-        assert q is not None
+        canvas = Canvas(stride * comp.bh * 8)
+        out = canvas.view
+        q, coefs = comp.quant, comp.coefs
+        assert q is not None and coefs is not None
         rl = _RL
         q0 = q[0]
-        for idx, blk in enumerate(comp.blocks):
-            if blk is None:
-                continue
+        zero63 = _ZERO63
+        for idx in range(comp.bw * comp.bh):
             by, bx = divmod(idx, comp.bw)
             base = by * 8 * stride + bx * 8
-            if not any(blk[1:]):
-                row = bytes((rl[((blk[0] * q0 * 4 + 16) >> 5) & 1023],)) * 8
+            first = idx << 6
+            if coefs[first + 1 : first + 64] == zero63:
+                row = bytes((rl[((coefs[first] * q0 * 4 + 16) >> 5) & 1023],)) * 8
                 for r in range(8):
                     o = base + r * stride
                     out[o : o + 8] = row
                 continue
-            d = [a * b for a, b in zip(blk, q, strict=False)]
+            d = [a * b for a, b in zip(coefs[first : first + 64], q, strict=True)]
             # Pass 1: columns, kept scaled up by 4 (PASS1_BITS = 2).
             for c in range(8):
                 d1, d2, d3, d4, d5, d6, d7 = d[c + 8 : 64 : 8]
@@ -828,54 +836,58 @@ class _Decoder:
                     rl[(t11 - o2) >> 18 & 1023], rl[(t10 - o3) >> 18 & 1023],
                 ))  # fmt: skip
                 o += stride
-        return out
+        return canvas.finish()
 
     def full(self, comp: _Component) -> bytes:
-        """The component upsampled to the image size, as libjpeg does by default."""
+        """The component upsampled to the image size, as libjpeg does by default.
+        The component's coefficients are dropped once its samples exist."""
         width, height = self.width, self.height
         samples = self.plane(comp)
+        comp.view = comp.coefs = None
         stride = comp.bw * 8
         fh, fv = self.hmax // comp.h, self.vmax // comp.v
         dw, dh = comp.dw, comp.dh
-        rows = [samples[y * stride : y * stride + dw] for y in range(dh)]
-        if fh == 1 and fv == 1:
-            return b"".join(bytes(r[:width]) for r in rows)
-        out: list[bytes | bytearray] = []
-        if fh == 2 and fv == 2 and dw > 2:
-            for y in range(height):
-                near = rows[y >> 1]
-                other = (
-                    rows[max(0, (y >> 1) - 1)] if y & 1 == 0 else rows[min(dh - 1, (y >> 1) + 1)]
-                )
-                cs = [3 * a + b for a, b in zip(near, other, strict=False)]
-                # Vertical sums carry a factor of 4: libjpeg's h2v2 rounding.
-                out.append(_widen(cs, 8, 7, 4, width))
-            return b"".join(out)
-        if fh == 2 and fv == 1 and dw > 2:
-            for y in range(height):
-                out.append(_widen(rows[y], 1, 2, 2, width))
-            return b"".join(out)
-        if fh == 1 and fv == 2:
-            for y in range(height):
-                near = rows[y >> 1]
-                if y & 1 == 0:
-                    other, bias = rows[max(0, (y >> 1) - 1)], 1
-                else:
-                    other, bias = rows[min(dh - 1, (y >> 1) + 1)], 2
-                out.append(
-                    bytes([(3 * a + b + bias) >> 2 for a, b in zip(near, other, strict=False)])[
-                        :width
-                    ]
-                )
-            return b"".join(out)
-        # Other integral ratios: replicate each sample fh x fv times.
+        if fh == fv == 1 and stride == width and len(samples) == width * height:
+            return samples  # nothing to crop
+        view = memoryview(samples)
+        rows = [view[y * stride : y * stride + dw] for y in range(dh)]
+        canvas = Canvas(width * height)
+        out = canvas.view
         for y in range(height):
-            row = rows[min(dh - 1, y // fv)]
-            line = bytearray(fh * dw)
-            for i in range(fh):
-                line[i::fh] = row
-            out.append(line[:width])
-        return b"".join(out)
+            out[y * width : (y + 1) * width] = self.upsampled_row(rows, y, fh, fv)
+        return canvas.finish()
+
+    def upsampled_row(
+        self, rows: list[memoryview], y: int, fh: int, fv: int
+    ) -> memoryview | bytes | bytearray:
+        """Row ``y`` of the image's size from the component's sample ``rows``:
+        libjpeg's triangle filter for 2x2, 2x1 and 1x2 (on planes over 2
+        samples wide), replication for other integral ratios."""
+        width, dh, dw = self.width, len(rows), len(rows[0])
+        if fh == fv == 1:
+            return rows[y][:width]
+        if fh == 2 and fv == 2 and dw > 2:
+            near = rows[y >> 1]
+            other = rows[max(0, (y >> 1) - 1)] if y & 1 == 0 else rows[min(dh - 1, (y >> 1) + 1)]
+            # Vertical sums carry a factor of 4: libjpeg's h2v2 rounding.
+            return _widen([3 * a + b for a, b in zip(near, other, strict=True)], 8, 7, 4, width)
+        if fh == 2 and fv == 1 and dw > 2:
+            return _widen(rows[y], 1, 2, 2, width)
+        if fh == 1 and fv == 2:
+            near = rows[y >> 1]
+            if y & 1 == 0:
+                other, bias = rows[max(0, (y >> 1) - 1)], 1
+            else:
+                other, bias = rows[min(dh - 1, (y >> 1) + 1)], 2
+            return bytes([(3 * a + b + bias) >> 2 for a, b in zip(near, other, strict=True)])[
+                :width
+            ]
+        # Other integral ratios: replicate each sample fh x fv times.
+        row = rows[min(dh - 1, y // fv)]
+        line = bytearray(fh * dw)
+        for i in range(fh):
+            line[i::fh] = row
+        return line[:width]
 
     def output(self) -> tuple[int, int, int, bytes, dict[str, object]]:
         info: dict[str, object] = {"orientation": self.orientation}
@@ -885,27 +897,99 @@ class _Decoder:
         # libjpeg's order: a JFIF marker means YCbCr, else Adobe's transform flag
         # decides, else component ids 'R', 'G', 'B' mean RGB.
         rgb = not self.jfif and (self.adobe == 0 or (self.adobe is None and rgb_ids))
-        if self.on_host:
-            pixels = self.render_on_host(len(comps) == 3 and not rgb)
-            if pixels is not None:
-                return width, height, len(comps), pixels, info
+        canvas = self.canvas
+        assert canvas is not None  # made by the first scan
+        if self.host_can_render() and self.render_on_host(len(comps) == 3 and not rgb, canvas.view):
+            return width, height, len(comps), canvas.finish(), info
         if len(comps) == 1:
-            return width, height, 1, self.full(comps[0]), info
+            canvas.view[:] = self.full(comps[0])
+            return width, height, 1, canvas.finish(), info
         planes = [self.full(c) for c in comps]
-        out = bytearray(width * height * 3)
         if rgb:
-            for i in range(3):
-                out[i::3] = planes[i]
-            return width, height, 3, bytes(out), info
-        ys, cbs, crs = planes
+            interleave(canvas.view, 0, planes)
+            return width, height, 3, canvas.finish(), info
         clamp = _CLAMP
         cr_r, cb_b, g = _CR_R, _CB_B, _G
-        out[0::3] = bytes([clamp[y + cr_r[cr]] for y, cr in zip(ys, crs, strict=False)])
-        out[1::3] = bytes(
-            [clamp[y + g[(cb << 8) | cr]] for y, cb, cr in zip(ys, cbs, crs, strict=False)]
-        )
-        out[2::3] = bytes([clamp[y + cb_b[cb]] for y, cb in zip(ys, cbs, strict=False)])
-        return width, height, 3, bytes(out), info
+        for start in range(0, width * height, _COLOUR_CHUNK):
+            ys, cbs, crs = (p[start : start + _COLOUR_CHUNK] for p in planes)
+            rgb_planes = (
+                bytes([clamp[y + cr_r[cr]] for y, cr in zip(ys, crs, strict=True)]),
+                bytes(
+                    [clamp[y + g[(cb << 8) | cr]] for y, cb, cr in zip(ys, cbs, crs, strict=True)]
+                ),
+                bytes([clamp[y + cb_b[cb]] for y, cb in zip(ys, cbs, strict=True)]),
+            )
+            interleave(canvas.view, 3 * start, rgb_planes)
+        return width, height, 3, canvas.finish(), info
+
+
+# Pixels converted from YCbCr at a time (lists of ints per pixel stay this short).
+_COLOUR_CHUNK = 1 << 16
+_ZERO63 = array.array("h", bytes(126))
+# Unstuffed bytes per window of ``_windows`` words (more than _MARGIN), and more
+# than one block can take (even from corrupt data, short of a bad code, which
+# ends the scan).
+_WINDOW = 1 << 16
+_MARGIN = 1 << 12
+
+
+class _Entropy:
+    """One restart interval's entropy-coded data (``data[start:stop]``), unstuffed
+    and turned into ``_windows`` words a window at a time: the words of a whole
+    scan at once would be a Python int per byte of the file."""
+
+    def __init__(self, data: bytes, start: int, stop: int) -> None:
+        self.data, self.next, self.stop = data, start, stop
+        self.buf = b""
+        self.base = 0  # offset of buf[0] in the unstuffed data
+
+    def window(self, skip: int) -> tuple[list[int], int]:
+        """The words from ``skip`` bytes past the current window's start, and
+        the bit position past which a block must ask for the next window."""
+        self.base += skip
+        buf = self.buf[skip:]
+        while len(buf) < _WINDOW and self.next < self.stop:
+            end = min(self.stop, self.next + _WINDOW)
+            if end < self.stop and self.data[end - 1] == 0xFF:
+                end += 1  # keep a stuffed 0xFF 0x00 together
+            buf += self.data[self.next : end].replace(b"\xff\x00", b"\xff")
+            self.next = end
+        self.buf = buf
+        limit = 8 * (len(buf) - _MARGIN) if self.next < self.stop else 1 << 62
+        return _windows(buf), limit
+
+    def used(self, p: int) -> int:
+        """Bits used so far, ``p`` being the position in the current window."""
+        return 8 * self.base + p
+
+
+def _units(
+    comps: list[tuple[_Component, _Table | None, _Table | None]], span: range, units_x: int
+) -> Iterator[tuple[int, int]]:
+    """(component index, block index) of every block of the units in ``span``,
+    in scan order (for one component, ranges of indices chained at C speed)."""
+    if len(comps) == 1:
+        bw = comps[0][0].bw
+        rows = range(span.start // units_x, -(-span.stop // units_x))
+        return zip(
+            itertools.repeat(0),
+            itertools.chain.from_iterable(
+                range(y * bw + max(0, span.start - y * units_x),
+                      y * bw + min(units_x, span.stop - y * units_x))
+                for y in rows
+            ),
+        )  # fmt: skip
+    layout = [
+        (ci, dy * c.bw + dx, c.h, c.v * c.bw)
+        for ci, (c, _, _) in enumerate(comps)
+        for dy in range(c.v)
+        for dx in range(c.h)
+    ]
+    return (
+        (ci, my * row + mx * h + off)
+        for my, mx in map(divmod, span, itertools.repeat(units_x))
+        for ci, off, h, row in layout
+    )
 
 
 def _widen(

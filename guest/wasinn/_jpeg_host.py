@@ -1,9 +1,13 @@
 """The pixel half of JPEG decoding on the host: dequantisation, IDCT, upsampling, colour.
 
 ``_jpeg`` decodes the entropy-coded data into coefficients in the guest (that
-part is serial); inside a component ``render`` sends them to the host, where
-one ``GraphBuilder`` graph does the per-pixel arithmetic, which in pure
-Python is about 80 % of a baseline JPEG's decode time. The graph computes
+part is serial); inside a component ``render`` sends them to the host a band
+of MCU rows at a time (``BAND_PIXELS``), where one ``GraphBuilder`` graph
+does the per-pixel arithmetic, which in pure Python is about 80 % of a
+baseline JPEG's decode time. Chroma that is upsampled vertically comes with
+a block row of context above and below the band, and the guest marks the
+image's first and last rows, so that each band computes what the whole image
+would. The graph computes
 exactly the integers the pure path in ``_jpeg`` computes (and so what
 libjpeg's defaults give), all in f32, where whole numbers below 2**24 are
 exact:
@@ -20,7 +24,7 @@ exact:
 The graph also returns the largest magnitude either IDCT pass took in:
 beyond ``EXACT_BELOW`` (only corrupt files get there) the f32 products are
 no longer exact, and ``render`` returns None so that the pure path decodes.
-Compiled graphs are cached per image geometry (``_CACHE_SIZE``).
+Compiled graphs are cached per band geometry (``_CACHE_SIZE``).
 """
 
 from __future__ import annotations
@@ -31,25 +35,24 @@ from collections.abc import Sequence
 
 from ._builder import GraphBuilder
 from ._graph_core import Operand
-from ._limits import DEFAULT_HOSTCALL_FUEL
 from ._model import Model
 from ._tensor import Tensor
 
-__all__ = ["MAX_PLANE_BYTES", "Plane", "render"]
+__all__ = ["BAND_PIXELS", "Plane", "render"]
 
 _CACHE_SIZE = 8
 
 # Below this magnitude every input of an IDCT pass is computed exactly (see _pass).
 EXACT_BELOW = 65536.0
 
-#: The most coefficient bytes one plane may take (one host call each): wasmtime's
-#: default limit. ``_jpeg`` keeps larger images in pure Python.
-MAX_PLANE_BYTES = DEFAULT_HOSTCALL_FUEL
+#: The image is rendered in bands of whole MCU rows of about this many pixels,
+#: one host call each: the host's working memory follows the band, not the image.
+BAND_PIXELS = 1 << 18
 
-# A component as render needs it: (coefficients, dequantisation table in natural
-# order, blocks across, blocks down, samples across, samples down, horizontal
-# and vertical upsampling factors).
-Plane = tuple["memoryview | array.array[int]", Sequence[int], int, int, int, int, int, int]
+# A component as render needs it: (its 16-bit coefficients as bytes, 64 per block
+# in natural order; dequantisation table in natural order; blocks across, blocks
+# down, samples across, samples down, horizontal and vertical upsampling factors).
+Plane = tuple[memoryview, Sequence[int], int, int, int, int, int, int]
 
 
 def _butterfly(d: Sequence[int]) -> list[int]:
@@ -80,38 +83,90 @@ _IDCT = [[_COLUMNS[k][r] for k in range(8)] for r in range(8)]
 _models: OrderedDict[tuple[object, ...], Model] = OrderedDict()
 
 
-def render(planes: Sequence[Plane], width: int, height: int, ycc: bool) -> bytes | None:
-    """The interleaved 8-bit pixels (gray, or RGB) of the decoded ``planes``, or
-    None when a coefficient is too large for the f32 arithmetic to be exact
-    (corrupt data only; the caller then uses the pure path).
+def render(
+    planes: Sequence[Plane], width: int, height: int, mcu_rows: int, ycc: bool, out: memoryview
+) -> bool:
+    """Write the interleaved 8-bit pixels (gray, or RGB) of the decoded
+    ``planes`` into ``out``; False when a coefficient is too large for the f32
+    arithmetic to be exact (corrupt data only; the caller then uses the pure
+    path, which writes every byte again).
 
-    ``ycc``: the three planes are Y, Cb, Cr (else R, G, B, or one gray plane).
+    ``mcu_rows``: the image rows of one MCU row (8 x the largest vertical
+    sampling factor). ``ycc``: the three planes are Y, Cb, Cr (else R, G, B,
+    or one gray plane). The graph renders a band of MCU rows, the same for
+    every band of the image.
 
     Example::
 
-        pixels = render([(coefs, quant, 80, 60, 640, 480, 1, 1)], 640, 480, False)
+        ok = render([(coefs, quant, 80, 60, 640, 480, 1, 1)], 640, 480, 8, False, out)
     """
-    key = (width, height, ycc, tuple(p[2:] for p in planes))
+    # MCU rows per band: bands of equal height, since a short last band would
+    # cost as much as a full one.
+    most = max(1, BAND_PIXELS // (width * mcu_rows))
+    mcus = -(-height // mcu_rows)
+    per_band = -(-mcus // -(-mcus // most))
+    band_rows = per_band * mcu_rows
+    geometry = tuple(
+        (bw, dw, fh, fv, mcu_rows // (8 * fv)) for _, _, bw, _, dw, _, fh, fv in planes
+    )
+    key = (width, band_rows, ycc, geometry)
     model = _models.get(key)
     if model is None:
-        model = _build(planes, width, height, ycc)
+        model = _build(geometry, width, per_band, ycc)
         _models[key] = model
         while len(_models) > _CACHE_SIZE:
             _models.popitem(last=False)[1].close()
     else:
         _models.move_to_end(key)
+    channels = len(planes)
     feed: dict[str, Tensor] = {}
-    for i, (coefs, quant, bw, bh, *_) in enumerate(planes):
-        data = coefs.cast("B") if isinstance(coefs, memoryview) else coefs
-        feed[f"c{i}"] = Tensor(data, shape=(bh * bw, 8, 8), dtype="i32")
+    for i, (_, quant, *_) in enumerate(planes):
         feed[f"q{i}"] = Tensor(array.array("i", quant), shape=(8, 8), dtype="i32")
-    out = model.run(feed)
-    if out["peak"].tolist()[0] >= EXACT_BELOW:
-        return None
-    return out["pixels"].tobytes()
+    for y0 in range(0, height, band_rows):
+        for i, (coefs, _, bw, bh, _, dh, _, fv) in enumerate(planes):
+            v = mcu_rows // (8 * fv)  # block rows per MCU row
+            first = y0 // mcu_rows * v
+            context = 1 if fv == 2 else 0  # a block row above and below, for the filter
+            feed[f"c{i}"] = Tensor(
+                _block_rows(coefs, bw, bh, first - context, per_band * v + 2 * context),
+                shape=(bw * (per_band * v + 2 * context), 8, 8, 2), dtype="u8",
+            )  # fmt: skip
+            if fv == 2:
+                rows = 8 * per_band * v
+                top = array.array("f", bytes(4 * rows))
+                bottom = array.array("f", bytes(4 * rows))
+                if first == 0:
+                    top[0] = 1.0  # the image's first row: its own upper neighbour
+                if 0 <= dh - 1 - 8 * first < rows:
+                    bottom[dh - 1 - 8 * first] = 1.0  # its last row: its own lower neighbour
+                feed[f"top{i}"] = Tensor(top, shape=(rows, 1))
+                feed[f"bottom{i}"] = Tensor(bottom, shape=(rows, 1))
+        band = model.run(feed)
+        if band["peak"].tolist()[0] >= EXACT_BELOW:
+            return False
+        start = y0 * width * channels
+        size = (min(height, y0 + band_rows) - y0) * width * channels
+        out[start : start + size] = band["pixels"].data[:size]
+    return True
 
 
-def _build(planes: Sequence[Plane], width: int, height: int, ycc: bool) -> Model:
+def _block_rows(coefs: memoryview, bw: int, bh: int, first: int, count: int) -> bytes:
+    """Block rows ``first`` to ``first + count`` of a plane (128 bytes a block),
+    zeros for rows outside it."""
+    row = 128 * bw
+    start, stop = max(0, first), min(bh, first + count)
+    if start >= stop:
+        return bytes(row * count)
+    return b"".join(
+        (bytes(row * (start - first)), coefs[start * row : stop * row],
+         bytes(row * (first + count - stop)))
+    )  # fmt: skip
+
+
+def _build(
+    geometry: tuple[tuple[int, int, int, int, int], ...], width: int, per_band: int, ycc: bool
+) -> Model:
+    """The graph of one band of ``per_band`` MCU rows (see ``render``)."""
     b = GraphBuilder()
     # idct_t[k, r] = _IDCT[r][k]: row vectors times it give the 1-D transform.
     idct_t = b.constant(
@@ -119,22 +174,34 @@ def _build(planes: Sequence[Plane], width: int, height: int, ycc: bool) -> Model
     )
     full = []
     peak: Operand | None = None
-    for i, (_, _, bw, bh, dw, dh, fh, fv) in enumerate(planes):
-        coefs = b.input(f"c{i}", shape=[bh * bw, 8, 8], dtype="i32")
-        quant = b.input(f"q{i}", shape=[8, 8], dtype="i32")
+    height = 0
+    for i, (bw, dw, fh, fv, v) in enumerate(geometry):
+        context = 1 if fv == 2 else 0
+        block_rows = per_band * v + 2 * context
+        n = block_rows * bw
+        # 16-bit little-endian coefficients from their two bytes: low + 256 high, signed.
+        pairs = b.cast(b.input(f"c{i}", shape=[n, 8, 8, 2], dtype="u8"), "f32")
+        pairs = b.reshape(pairs, [n * 64, 2])
+        low, high = b.slice(pairs, [0, 0], [n * 64, 1]), b.slice(pairs, [0, 1], [n * 64, 1])
+        unsigned = low + high * 256.0
+        coefs = unsigned - b.clamp(unsigned - 32767.0, min_value=0, max_value=1) * 65536.0
+        quant = b.cast(b.input(f"q{i}", shape=[8, 8], dtype="i32"), "f32")
         # In f32: products of real files' coefficients and tables stay far below 2**24.
-        samples, plane_peak = _idct(b, b.cast(coefs, "f32") * b.cast(quant, "f32"), idct_t)
+        # The IDCT takes blocks transposed (column frequency first).
+        dequant = b.transpose(b.reshape(coefs, [n, 8, 8]) * quant, permutation=[0, 2, 1])
+        samples, plane_peak = _idct(b, dequant, idct_t)
         peak = plane_peak if peak is None else b.max(peak, plane_peak)
-        # blocks in raster order -> one plane, cropped to the component's size
-        grid = b.reshape(samples, [bh, bw, 8, 8])
-        plane = b.reshape(b.transpose(grid, permutation=[0, 2, 1, 3]), [bh * 8, bw * 8])
-        plane = b.slice(plane, [0, 0], [dh, dw])
+        # blocks in raster order -> one plane, cropped to the component's width
+        grid = b.reshape(samples, [block_rows, bw, 8, 8])
+        plane = b.reshape(b.transpose(grid, permutation=[0, 2, 1, 3]), [block_rows * 8, bw * 8])
+        plane = b.slice(plane, [0, 0], [block_rows * 8, dw])
+        rows = 8 * per_band * v  # the band's own rows (the rest is context)
         if fv == 2:
-            plane = _double_rows(b, plane, dh, dw, 4 if fh == 2 else 1)
+            plane = _double_rows(b, plane, i, rows, dw, 4 if fh == 2 else 1)
         if fh == 2:
             plane = _double_columns(b, plane, dw, fv == 2)
-        rows, cols = dh * fv, dw * fh
-        if (rows, cols) != (height, width):
+        height, cols = rows * fv, dw * fh
+        if cols != width:
             plane = b.slice(plane, [0, 0], [height, width])
         full.append(plane)
     if ycc:
@@ -190,21 +257,30 @@ def _pass(b: GraphBuilder, x: Operand, idct_t: Operand, shift: int) -> Operand:
     return b.floor((b.matmul(high, idct_t) + inner) * (1.0 / (1 << (shift - 8))))
 
 
-def _double_rows(b: GraphBuilder, plane: Operand, dh: int, dw: int, scale: int) -> Operand:
+def _double_rows(
+    b: GraphBuilder, plane: Operand, i: int, rows: int, dw: int, scale: int
+) -> Operand:
     """Rows doubled by libjpeg's vertical triangle filter: ``3 * near + far``
-    (from the row above for the upper copy, below for the lower). With ``scale``
-    4 the sums are left unscaled for the horizontal pass (h2v2); with 1 they are
-    rounded to samples as h1v2 does (biases 1 and 2, shift 2)."""
-    edge = b.pad(plane, [1, 0], [1, 0], mode="edge")
-    above = b.slice(edge, [0, 0], [dh, dw])
-    below = b.slice(edge, [2, 0], [dh, dw])
-    near = plane * 3.0
-    upper, lower = near + above, near + below
+    (from the row above for the upper copy, below for the lower). ``plane``
+    has a block row of context above and below the band's ``rows``; the
+    inputs ``top{i}`` and ``bottom{i}`` (1.0 or 0.0 per row) mark the image's
+    first and last rows, whose neighbour beyond the edge is the row itself.
+    With ``scale`` 4 the sums are left unscaled for the horizontal pass
+    (h2v2); with 1 they are rounded to samples as h1v2 does (biases 1 and 2,
+    shift 2)."""
+    near = b.slice(plane, [8, 0], [rows, dw])
+    above = b.slice(plane, [7, 0], [rows, dw])
+    below = b.slice(plane, [9, 0], [rows, dw])
+    top = b.input(f"top{i}", shape=[rows, 1], dtype="f32")
+    bottom = b.input(f"bottom{i}", shape=[rows, 1], dtype="f32")
+    above = above + top * (near - above)
+    below = below + bottom * (near - below)
+    upper, lower = near * 3.0 + above, near * 3.0 + below
     if scale == 1:
         upper = b.floor((upper + 1.0) * 0.25)
         lower = b.floor((lower + 2.0) * 0.25)
-    both = b.concat([b.reshape(upper, [1, dh, dw]), b.reshape(lower, [1, dh, dw])], 0)
-    return b.reshape(b.transpose(both, permutation=[1, 0, 2]), [2 * dh, dw])
+    both = b.concat([b.reshape(upper, [1, rows, dw]), b.reshape(lower, [1, rows, dw])], 0)
+    return b.reshape(b.transpose(both, permutation=[1, 0, 2]), [2 * rows, dw])
 
 
 def _double_columns(b: GraphBuilder, plane: Operand, dw: int, weighted: bool) -> Operand:

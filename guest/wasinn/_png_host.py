@@ -1,4 +1,4 @@
-"""PNG unfiltering on the host, for images whose rows use the Average or Paeth filter.
+"""PNG unfiltering on the host, for bands of rows that use the Average or Paeth filter.
 
 Those two filters make each byte depend on the byte to its left, so a row is
 a serial chain, 80-150 ns a byte in pure Python. Rows depend on each other
@@ -6,7 +6,8 @@ only through the row above, though, so every pixel on one anti-diagonal
 (``x + y = t``) can be computed at once from the two diagonals before it:
 its left neighbour ``a`` is on diagonal ``t - 1`` (same row), the upper ``b``
 on ``t - 1`` too (row above), and the upper-left ``c`` on ``t - 2``. ``unfilter``
-walks the diagonals on the host, ``_STEPS`` per call:
+walks the diagonals of one band of rows on the host (the reconstructed row
+above the band goes first), ``_STEPS`` per call:
 
 1. the guest shifts row ``y`` right by ``y`` pixels (the "skew"), so that each
    diagonal becomes one column, and the host transposes the matrix, so that
@@ -16,8 +17,10 @@ walks the diagonals on the host, ``_STEPS`` per call:
 3. the host transposes the diagonals back, and the guest undoes the skew.
 
 Every value is a whole number below 512 in f32, so the results are exact.
-Graphs are cached per (rows, bytes per pixel); ``_png`` decides when this
-pays (many Average/Paeth rows, enough of them).
+The skewed band is ``rows x (row bytes + bytes per pixel x rows)``; ``_png``
+keeps bands no taller than wide, so it stays within twice the band, and
+decides when this pays (enough Average/Paeth rows in a wide enough image).
+Graphs are cached per band geometry: every band of an image shares them.
 """
 
 from __future__ import annotations
@@ -26,15 +29,10 @@ from collections import OrderedDict
 
 from ._builder import GraphBuilder
 from ._graph_core import Operand
-from ._limits import DEFAULT_HOSTCALL_FUEL
 from ._model import Model
 from ._tensor import Tensor
 
-__all__ = ["MAX_BYTES", "unfilter"]
-
-#: The largest skewed matrix (rows x (row bytes + bytes per pixel x rows)) sent
-#: in one call: wasmtime's default limit per call.
-MAX_BYTES = DEFAULT_HOSTCALL_FUEL
+__all__ = ["unfilter"]
 
 # Diagonals per call: fewer calls against a bigger graph to compile.
 _STEPS = 8
@@ -43,43 +41,63 @@ _CACHE_SIZE = 8
 _models: OrderedDict[tuple[object, ...], Model] = OrderedDict()
 
 
-def unfilter(rows: list[bytes], kinds: bytes, rowbytes: int, bpp: int) -> list[bytes]:
-    """The reconstructed rows of one image, from its filtered ``rows`` (without
-    their filter-type bytes) and the filter type of each in ``kinds``.
+def unfilter(raw: bytes, height: int, rowbytes: int, bpp: int, above: bytes, rows: int) -> bytes:
+    """The reconstructed rows, joined, of a band of ``height`` filtered rows
+    ``raw`` (each with its filter-type byte first) below the reconstructed row
+    ``above``. The graphs are made for bands of ``rows`` rows (``height`` or
+    more), so that every band of an image shares them.
 
     Example::
 
-        recon = unfilter([b"\\x01\\x02\\x03"] * 2, b"\\x04\\x04", 3, 3)
+        recon = unfilter(b"\x04\x01\x02\x03" * 2, 2, 3, 3, bytes(3), 2)
     """
-    height = len(rows)
+    # The row above goes first as a None row (it comes out as it went in),
+    # and rows past ``height`` are zeros, None too.
+    k = rows + 1
     pixels = rowbytes // bpp
-    diagonals = pixels + height - 1
+    diagonals = pixels + k - 1
     stride = bpp * diagonals
-    skew = bytearray(height * stride)
-    for y, row in enumerate(rows):
-        start = y * stride + bpp * y
-        skew[start : start + rowbytes] = row
-    # diag[t * bpp + k] = byte k of the pixel at x = t - y, for every row y
-    diag = _transpose(skew, height, stride)
-    lanes = bpp * height
-    steps = -(-diagonals // _STEPS)
-    diag += bytes(steps * _STEPS * lanes - len(diag))
-    kinds_t = Tensor(bytes(k for k in kinds for _ in range(bpp)), shape=(height, bpp), dtype="u8")
-    model = _cached(("walk", height, bpp), lambda: _walk_model(height, bpp))
-    zero = Tensor(bytes(lanes), shape=(bpp, height), dtype="u8")
+    zeros = memoryview(bytes(stride))
+    kinds = bytearray(k)
+    pieces: list[bytes | memoryview] = [above, zeros[: stride - rowbytes]]
+    view = memoryview(raw)
+    for y in range(1, k):
+        pad = bpp * y
+        if y <= height:
+            kinds[y] = raw[(y - 1) * (rowbytes + 1)]
+            row = view[(y - 1) * (rowbytes + 1) + 1 : y * (rowbytes + 1)]
+        else:
+            row = zeros[:rowbytes]
+        pieces += (zeros[:pad], row, zeros[: stride - rowbytes - pad])
+    # diag[t * bpp + c] = byte c of the pixel at x = t - y, for every row y
+    diag = _transpose(b"".join(pieces), k, stride)
+    del pieces
+    lanes = bpp * k
+    block = _STEPS * lanes
+    kinds_t = Tensor(bytes(t for t in kinds for _ in range(bpp)), shape=(k, bpp), dtype="u8")
+    model = _cached(("walk", k, bpp), lambda: _walk_model(k, bpp))
+    zero = Tensor(bytes(lanes), shape=(bpp, k), dtype="u8")
     before, last = zero, zero  # diagonals t - 2 and t - 1
     done: list[bytes] = []
-    block = _STEPS * lanes
-    for i in range(steps):
-        x = Tensor(diag[i * block : (i + 1) * block], shape=(_STEPS, bpp, height), dtype="u8")
-        out = model.run({"x": x, "last": last, "before": before, "kinds": kinds_t})
+    for start in range(0, len(diag), block):
+        x = diag[start : start + block]
+        if len(x) < block:
+            x += bytes(block - len(x))
+        out = model.run(
+            {"x": Tensor(x, shape=(_STEPS, bpp, k), dtype="u8"), "last": last,
+             "before": before, "kinds": kinds_t}
+        )  # fmt: skip
         recon = out["recon"].tobytes()
         done.append(recon)
-        before = Tensor(recon[block - 2 * lanes : block - lanes], shape=(bpp, height), dtype="u8")
-        last = Tensor(recon[block - lanes :], shape=(bpp, height), dtype="u8")
-    flat = b"".join(done)[: diagonals * lanes]
-    back = _transpose(flat, stride, height)
-    return [back[y * stride + bpp * y : y * stride + bpp * y + rowbytes] for y in range(height)]
+        before = Tensor(recon[block - 2 * lanes : block - lanes], shape=(bpp, k), dtype="u8")
+        last = Tensor(recon[block - lanes :], shape=(bpp, k), dtype="u8")
+    del diag
+    done[-1] = done[-1][: diagonals * lanes - (len(done) - 1) * block]
+    back = memoryview(_transpose(b"".join(done), stride, k))
+    del done
+    return b"".join(
+        back[y * stride + bpp * y : y * stride + bpp * y + rowbytes] for y in range(1, height + 1)
+    )
 
 
 def _cached(key: tuple[object, ...], make: object) -> Model:
@@ -95,7 +113,7 @@ def _cached(key: tuple[object, ...], make: object) -> Model:
     return model
 
 
-def _transpose(data: bytes | bytearray, rows: int, cols: int) -> bytes:
+def _transpose(data: bytes, rows: int, cols: int) -> bytes:
     """A u8 matrix transposed by the host."""
 
     def make() -> Model:
@@ -104,7 +122,7 @@ def _transpose(data: bytes | bytearray, rows: int, cols: int) -> bytes:
         return Model.load(b.to_onnx({"t": b.transpose(m)}), encoding="onnx")
 
     model = _cached(("transpose", rows, cols), make)
-    return model.run({"m": Tensor(bytes(data), shape=(rows, cols), dtype="u8")})["t"].tobytes()
+    return model.run({"m": Tensor(data, shape=(rows, cols), dtype="u8")})["t"].tobytes()
 
 
 def _walk_model(height: int, bpp: int) -> Model:

@@ -34,21 +34,49 @@ integers), and the pure path takes over if the host fails.
 
 Anything that is not a decodable image (corrupt, truncated, unsupported, or
 larger than ``max_pixels``) raises ``ImageError``, a ``ValidationError``,
-whose message starts with ``name``. A header is checked before any pixel
-memory is allocated, and compressed data is never inflated past the size the
-header implies.
+whose message starts with ``name``; too many pixels raise its subclass
+``ImageTooLargeError``. A header is checked before any pixel memory is
+allocated, and compressed data is never inflated past the size the header
+implies. ``probe(data)`` reads only the header (format, size, channels), so
+an app can apply its own budget before decoding anything::
+
+    info = image.probe(data)
+    if info.width * info.height > 4096 * 4096:
+        ...   # refuse it (an HTTP server: 413)
+
+Memory: decoding needs at most about three times the decoded pixels
+(``height * width * channels`` bytes) plus a constant of some megabytes,
+for every format, however well a file compresses; inside a component that
+holds for the guest's linear memory (which never shrinks) and for the host's
+graphs, which work on bands of rows.
 """
 
 from __future__ import annotations
 
-from ._imagecore import MAX_PIXELS, ImageError
-from ._jpeg import decode_jpeg
+from ._imagecore import (
+    MAX_PIXELS,
+    Canvas,
+    ImageError,
+    ImageInfo,
+    ImageTooLargeError,
+    interleave,
+)
+from ._jpeg import decode_jpeg, probe_jpeg
 from ._png import SIGNATURE as _PNG_SIGNATURE
-from ._png import decode_png
-from ._ppm import decode_ppm, is_pnm
+from ._png import decode_png, probe_png
+from ._ppm import decode_ppm, is_pnm, probe_ppm
 from ._tensor import Tensor
 
-__all__ = ["MAX_PIXELS", "MODES", "ImageError", "decode", "decode_with_info"]
+__all__ = [
+    "MAX_PIXELS",
+    "MODES",
+    "ImageError",
+    "ImageInfo",
+    "ImageTooLargeError",
+    "decode",
+    "decode_with_info",
+    "probe",
+]
 
 #: The conversions ``decode`` offers (``None``: as stored).
 MODES = ("L", "RGB", "RGBA")
@@ -65,7 +93,7 @@ def decode(
 
     ``mode``: ``None`` (channels as stored), ``"L"``, ``"RGB"`` or ``"RGBA"``.
     ``name`` labels error messages. Images of more than ``max_pixels`` pixels
-    are refused before their pixels are decoded.
+    are refused with ``ImageTooLargeError`` before their pixels are decoded.
 
     Example::
 
@@ -95,53 +123,113 @@ def decode_with_info(
     """
     if mode is not None and mode not in MODES:
         raise ImageError(f"unknown mode {mode!r}; use None (as stored), 'L', 'RGB' or 'RGBA'")
-    if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise ImageError(
-            f"{name}: decode takes the file's bytes, not {type(data).__name__} "
-            "(open the file in 'rb' mode and read it)"
-        )
-    raw = bytes(data)
-    if raw.startswith(_PNG_SIGNATURE):
+    raw = _file_bytes(data, name, "decode")
+    kind = _format(raw, name)
+    if kind == "png":
         width, height, channels, pixels, info = decode_png(raw, name, max_pixels)
-    elif raw.startswith(b"\xff\xd8"):
+    elif kind == "jpeg":
         width, height, channels, pixels, info = decode_jpeg(raw, name, max_pixels)
         info = {"format": "jpeg", **info}
-    elif is_pnm(raw):
-        width, height, channels, pixels, info = decode_ppm(raw, name, max_pixels)
-    elif not raw:
-        raise ImageError(f"{name} is empty (0 bytes)")
     else:
-        raise ImageError(f"{name} is not a PNG, JPEG, PGM or PPM file (unknown signature)")
+        width, height, channels, pixels, info = decode_ppm(raw, name, max_pixels)
     if mode is not None:
         pixels, channels = _convert(pixels, channels, mode)
     return Tensor._wrap(pixels, (height, width, channels), "u8"), info
+
+
+def probe(data: bytes | bytearray | memoryview, *, name: str = "image") -> ImageInfo:
+    """What the file's header says, without decoding it: an ``ImageInfo``
+    with ``format`` (``"png"``, ``"jpeg"`` or ``"ppm"``), ``width``,
+    ``height`` and ``channels`` (what ``decode`` returns with ``mode=None``).
+
+    Only headers are read (PNG: the chunks before the image data; JPEG: the
+    segments up to the frame header; no inflating, no entropy decoding), so
+    it is cheap whatever the image's size, like Pillow's
+    ``Image.open(f).size``. Bytes that are not such a file, or end inside the
+    header, raise ``ImageError``; a header that ``decode`` would refuse
+    (corrupt or unsupported) raises the same error here. No pixel limit is
+    applied: compare ``info.width * info.height`` with your own.
+
+    Example::
+
+        >>> info = probe(open("photo.jpg", "rb").read(), name="photo.jpg")
+        >>> info
+        ImageInfo(format='jpeg', width=4032, height=3024, channels=3)
+        >>> info.width * info.height > 4096 * 4096
+        False
+    """
+    raw = _file_bytes(data, name, "probe")
+    kind = _format(raw, name)
+    if kind == "png":
+        return probe_png(raw, name)
+    if kind == "jpeg":
+        return probe_jpeg(raw, name)
+    return probe_ppm(raw, name)
+
+
+def _file_bytes(data: object, name: str, what: str) -> bytes:
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise ImageError(
+            f"{name}: {what} takes the file's bytes, not {type(data).__name__} "
+            "(open the file in 'rb' mode and read it)"
+        )
+    return bytes(data)
+
+
+def _format(raw: bytes, name: str) -> str:
+    """The format from the signature: "png", "jpeg" or "ppm"; ImageError for anything else."""
+    if raw.startswith(_PNG_SIGNATURE):
+        return "png"
+    if raw.startswith(b"\xff\xd8"):
+        return "jpeg"
+    if is_pnm(raw):
+        return "ppm"
+    if not raw:
+        raise ImageError(f"{name} is empty (0 bytes)")
+    raise ImageError(f"{name} is not a PNG, JPEG, PGM or PPM file (unknown signature)")
 
 
 def _convert(pixels: bytes, channels: int, mode: str) -> tuple[bytes, int]:
     want = {"L": 1, "RGB": 3, "RGBA": 4}[mode]
     if channels == want:
         return pixels, channels
+    if want == 1 and channels == 2:
+        return pixels[0::2], 1
+    count = len(pixels) // channels
+    canvas = Canvas(count * want)
+    out = canvas.view
     if want == 1:
-        if channels == 2:
-            return pixels[0::2], 1
-        r, g, b = pixels[0::channels], pixels[1::channels], pixels[2::channels]
-        return bytes(
-            [
-                (19595 * x + 38470 * y + 7471 * z + 32768) >> 16
-                for x, y, z in zip(r, g, b, strict=True)
-            ]
-        ), 1
-    out = bytearray(len(pixels) // channels * want)
-    if channels <= 2:
-        gray = pixels[0::channels]
-        out[0::want] = out[1::want] = out[2::want] = gray
-    else:
-        for c in range(3):
-            out[c::want] = pixels[c::channels]
+        _luma(pixels, channels, out)
+        return canvas.finish(), 1
+    view = memoryview(pixels)  # strided views: interleave copies a chunk at a time
+    planes = [view[0::channels]] * 3 if channels <= 2 else [view[c::channels] for c in range(3)]
     if want == 4:
-        out[3::4] = (
-            pixels[channels - 1 :: channels]
-            if channels in (2, 4)
-            else b"\xff" * (len(pixels) // channels)
+        planes.append(
+            view[channels - 1 :: channels] if channels in (2, 4) else memoryview(b"\xff" * count)
         )
-    return bytes(out), want
+    interleave(out, 0, planes)
+    return canvas.finish(), want
+
+
+# Pixels converted to luma at a time: what ``_luma`` needs beyond its input and output.
+_LUMA_CHUNK = 1 << 16
+
+
+def _luma(pixels: bytes, channels: int, out: memoryview) -> None:
+    """``(19595 R + 38470 G + 7471 B + 32768) >> 16`` of every pixel, into ``out``.
+
+    Each pixel gets a 32-bit lane of one big integer; the three products and
+    the rounding constant add up to less than 2**24 per lane, so no carry
+    crosses lanes and the result is byte 2 of each lane: a few whole-number
+    operations per chunk instead of Python work per pixel.
+    """
+    count = len(pixels) // channels
+    for start in range(0, count, _LUMA_CHUNK):
+        stop = min(count, start + _LUMA_CHUNK)
+        part = pixels[start * channels : stop * channels]
+        lanes = bytearray(4 * (stop - start))
+        total = int.from_bytes(b"\x00\x80\x00\x00" * (stop - start), "little")
+        for c, weight in ((0, 19595), (1, 38470), (2, 7471)):
+            lanes[0::4] = part[c::channels]
+            total += int.from_bytes(lanes, "little") * weight
+        out[start:stop] = total.to_bytes(4 * (stop - start), "little")[2::4]
