@@ -424,9 +424,14 @@ def test_the_package_ships_the_wasm_build_for_users_without_clang(tmp_path: Path
     """A wheel built from this checkout carries the guest's _kernels (with its C source and
     stub), not the native build; componentize-py builds a working component from the unpacked
     wheel alone, as for a user who installed wasinn and has no clang."""
+    # From a copy: setuptools leaves build/lib and an .egg-info in the tree it builds.
+    source = tmp_path / "source"
+    shutil.copytree(ROOT / "guest", source / "guest", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
     done = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-         "--no-index", "-w", str(tmp_path / "dist"), str(ROOT)],
+         "--no-index", "-w", str(tmp_path / "dist"), str(source)],
         capture_output=True, text=True,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
