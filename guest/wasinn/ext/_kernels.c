@@ -423,20 +423,17 @@ static PyObject *topk(PyObject *self, PyObject *args) {
 static PyObject *bf16_from_f32(PyObject *self, PyObject *args) {
     const char *data;
     Py_ssize_t nbytes;
+    struct tensor t;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y#:bf16_from_f32", &data, &nbytes))
+    if (!PyArg_ParseTuple(args, "y#:bf16_from_f32", &data, &nbytes) ||
+        tensor_of(data, nbytes, "f32", &t) < 0)
         return NULL;
-    if (nbytes % 4) {
-        PyErr_Format(PyExc_ValueError, "%zd bytes is not a whole number of f32 elements", nbytes);
-        return NULL;
-    }
-    PyObject *out = PyBytes_FromStringAndSize(NULL, nbytes / 2);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, 2 * t.n);
     if (!out)
         return NULL;
-    const unsigned char *src = (const unsigned char *)data;
     unsigned char *dst = (unsigned char *)PyBytes_AsString(out);
-    for (Py_ssize_t i = 0; i < nbytes / 4; i++) {
-        uint32_t b = load32(src + 4 * i), h;
+    for (Py_ssize_t i = 0; i < t.n; i++) {
+        uint32_t b = load32(t.data + 4 * i), h;
         if ((b & 0x7fffffff) > 0x7f800000)
             h = (b >> 16) | 0x0040;
         else
@@ -451,22 +448,20 @@ static PyObject *bf16_from_f32(PyObject *self, PyObject *args) {
 static PyObject *f32_from_bf16(PyObject *self, PyObject *args) {
     const char *data;
     Py_ssize_t nbytes;
+    struct tensor t;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y#:f32_from_bf16", &data, &nbytes))
+    if (!PyArg_ParseTuple(args, "y#:f32_from_bf16", &data, &nbytes) ||
+        tensor_of(data, nbytes, "bf16", &t) < 0)
         return NULL;
-    if (nbytes % 2) {
-        PyErr_Format(PyExc_ValueError, "%zd bytes is not a whole number of bf16 elements", nbytes);
-        return NULL;
-    }
-    PyObject *out = PyBytes_FromStringAndSize(NULL, nbytes * 2);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, 4 * t.n);
     if (!out)
         return NULL;
     unsigned char *dst = (unsigned char *)PyBytes_AsString(out);
-    for (Py_ssize_t i = 0; i < nbytes / 2; i++) {
+    for (Py_ssize_t i = 0; i < t.n; i++) {
         dst[4 * i] = 0;
         dst[4 * i + 1] = 0;
-        dst[4 * i + 2] = (unsigned char)data[2 * i];
-        dst[4 * i + 3] = (unsigned char)data[2 * i + 1];
+        dst[4 * i + 2] = t.data[2 * i];
+        dst[4 * i + 3] = t.data[2 * i + 1];
     }
     return out;
 }
