@@ -281,6 +281,24 @@ def test_a_failed_or_deleted_module_leaves_no_output(ext_folder: tuple[Path, Pat
     assert not list(folder.glob("*.so"))
 
 
+def test_a_missing_toolchain_is_named_for_setup_to_install(
+    ext_folder: tuple[Path, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Status 3 and the Debian packages on stdout: what ./build.sh setup installs with apt-get."""
+    folder, cache = ext_folder
+    monkeypatch.setitem(build_ext.PACKAGES, "wasi-libc", Path("/nonexistent/stdlib.h"))
+    assert build_ext.main([str(folder), "--cache", str(cache)]) == 3
+    out, err = capsys.readouterr()
+    assert out == "wasi-libc\n"
+    assert "./build.sh setup installs it (by hand: apt-get install --no-install-recommends " \
+        "wasi-libc)" in err
+    assert not list(folder.glob("*.so"))
+    # A folder without C needs no toolchain.
+    assert build_ext.main([str(folder.parent), "--cache", str(cache)]) == 0
+
+
 # ---------------------------------------------------------------- build_ext: the guest's ABI
 
 
