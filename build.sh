@@ -116,25 +116,27 @@ ext_setup() {
   missing="$("$VENV/bin/python" "$ROOT/tools/build_ext.py" "$LIB_PARENT/wasinn")" || status=$?
   if [ "$status" = 3 ]; then # the toolchain's missing packages are on stdout
     # shellcheck disable=SC2086 # one word per package
-    apt_install "wasinn's C extension modules (clang 19 for wasm32-wasi)" $missing
+    apt_install "wasinn's C extension modules (clang 19 for wasm32-wasi)" --no-install-recommends $missing
     status=0
     "$VENV/bin/python" "$ROOT/tools/build_ext.py" "$LIB_PARENT/wasinn" || status=$?
   fi
   [ "$status" = 0 ] || die "could not build wasinn's C extension modules (the reason is above)."
 }
 
-# apt_install WHAT PACKAGE...: install Debian packages (with sudo when not
-# root), or stop with what to install by hand.
+# apt_install WHAT [APT_OPTION...] PACKAGE...: install Debian packages (with
+# sudo when not root), or stop with what to install by hand. apt-get waits for
+# another apt-get holding the lock (another session on the machine).
 apt_install() {
-  local what="$1" sudo=""
+  local what="$1" sudo="" options=()
   shift
+  while [[ "${1:-}" == -* ]]; do options+=("$1") && shift; done
   [ "$(id -u)" = 0 ] || sudo="sudo"
   command -v apt-get >/dev/null 2>&1 ||
     die "$what need $*; install them with your package manager."
   echo "build.sh: installing $* for $what" >&2
   { $sudo apt-get -o DPkg::Lock::Timeout=600 update -qq &&
     DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
-      --no-install-recommends "$@"; } >/dev/null ||
+      ${options[@]+"${options[@]}"} "$@"; } >/dev/null ||
     die "could not install $* (apt-get failed); install them, then re-run."
 }
 
