@@ -11,10 +11,11 @@
  * Tensor bytes are wasi-nn's: little-endian, row-major. They are read byte by
  * byte into integers, so the byte order of the machine never matters.
  *
- * Ordering (argmax, topk): every element becomes an unsigned 64-bit key whose
- * integer order is the order of the values: NaN (any sign or payload) above
- * every number, -0.0 equal to 0.0, ties to the lower index. That is numpy's
- * argmax rule, and what Tensor.argmax has always done.
+ * Ordering (argmax, topk): NaN (any sign or payload) above every number,
+ * -0.0 equal to 0.0, ties to the lower index: numpy's argmax rule, and what
+ * Tensor.argmax has always done. Contiguous argmax compares the values
+ * themselves; topk and argmax across rows compare unsigned 64-bit keys whose
+ * integer order is that order (make_keys).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
