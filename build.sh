@@ -44,7 +44,9 @@ usage: ./build.sh [COMMAND] [ARGS]
   deploy APP [--port P] [--reuse N] [--workers N]
                        the same behind nginx on 127.0.0.1:P: N workers (2), each restarted
                        if it dies; timeouts for slow clients, JSON errors (docs/serving.md)
-  setup                create .venv and install the pinned toolchain (done by all commands)
+  setup                create .venv and install the pinned toolchain, install the C toolchain
+                       (Debian's clang 19 for wasm32-wasi) if missing, and compile wasinn's
+                       C extension modules (done by all commands)
   bench [--quick]      benchmark guest vs native and wasinn vs raw bindings; writes bench/results/
   soak [PYTEST_ARGS]   100,000 HTTP requests to a reusing `wasmtime serve` (no failure, flat RSS),
                        then leak checks in one component: 100,000 VAD steps, 1,000
@@ -62,6 +64,7 @@ Environment:
   WASINN_PRECISION=bf16   let OpenVINO compute in bfloat16 (faster, ~3 significant digits);
                           the default f32 computes in full single precision
   WASMTIME_FLAGS="..."    extra flags for `wasmtime run` (e.g. -S nn-graph=openvino::DIR)
+  WASINN_EXT_CFLAGS="..."  extra clang flags for C extension modules (both targets)
   WASINN_FREE_IMPORT_BYTES=0
                           build without tools/free_import_bytes.py's fix for componentize-py
                           0.25.1 leaking every bytes argument to an import (to see the leak)
@@ -101,6 +104,40 @@ setup() {
     printf '%s' "$want" >"$stamp"
   fi
   host_setup
+  ext_setup
+}
+
+# wasinn's C extension modules (guest/wasinn/ext/*.c), compiled for the guest
+# and for .venv's CPython by tools/build_ext.py with Debian bookworm's clang 19,
+# which is installed here when missing (tools/build_ext.py names the packages).
+# Quiet when everything is up to date.
+ext_setup() {
+  local missing status=0
+  missing="$("$VENV/bin/python" "$ROOT/tools/build_ext.py" "$LIB_PARENT/wasinn")" || status=$?
+  if [ "$status" = 3 ]; then # the toolchain's missing packages are on stdout
+    # shellcheck disable=SC2086 # one word per package
+    apt_install "wasinn's C extension modules (clang 19 for wasm32-wasi)" --no-install-recommends $missing
+    status=0
+    "$VENV/bin/python" "$ROOT/tools/build_ext.py" "$LIB_PARENT/wasinn" || status=$?
+  fi
+  [ "$status" = 0 ] || die "could not build wasinn's C extension modules (the reason is above)."
+}
+
+# apt_install WHAT [APT_OPTION...] PACKAGE...: install Debian packages (with
+# sudo when not root), or stop with what to install by hand. apt-get waits for
+# another apt-get holding the lock (another session on the machine).
+apt_install() {
+  local what="$1" sudo="" options=()
+  shift
+  while [[ "${1:-}" == -* ]]; do options+=("$1") && shift; done
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  command -v apt-get >/dev/null 2>&1 ||
+    die "$what need $*; install them with your package manager."
+  echo "build.sh: installing $* for $what" >&2
+  { $sudo apt-get -o DPkg::Lock::Timeout=600 update -qq &&
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+      ${options[@]+"${options[@]}"} "$@"; } >/dev/null ||
+    die "could not install $* (apt-get failed); install them, then re-run."
 }
 
 # Make the pip-installed wasmtime CLI and OpenVINO usable together. Cheap and
@@ -163,13 +200,7 @@ write_plugins_xml() {
 test_tools() {
   command -v espeak-ng >/dev/null 2>&1 && command -v sox >/dev/null 2>&1 &&
     PATH="$PATH:/usr/sbin" command -v nginx >/dev/null 2>&1 && command -v hey >/dev/null 2>&1 && return 0
-  local sudo=""
-  [ "$(id -u)" = 0 ] || sudo="sudo"
-  command -v apt-get >/dev/null 2>&1 ||
-    die "the tests need espeak-ng, sox, nginx and hey; install them with your package manager."
-  echo "build.sh: installing espeak-ng, sox, nginx and hey for the tests" >&2
-  { $sudo apt-get update -qq && $sudo apt-get install -y -qq espeak-ng sox nginx hey; } >/dev/null ||
-    die "could not install espeak-ng, sox, nginx and hey (apt-get failed); install them, then re-run."
+  apt_install "the tests" espeak-ng sox nginx hey
 }
 
 # ---------------------------------------------------------------- build
@@ -230,6 +261,11 @@ build_app() {
         die "$u/prepare.py could not prepare $name's models (its message is above)."
     fi
   done
+  # C extension modules: each ext/NAME.c of the app (and of the apps it uses)
+  # becomes NAME.<guest suffix> and NAME.abi3.so beside app.py, rebuilt when
+  # an input changed; the component's stamp below then sees the new files.
+  "$VENV/bin/python" "$ROOT/tools/build_ext.py" ${used[@]+"${used[@]}"} "$dir" ||
+    die "could not build $name's C extension modules (the reason is above)."
   # Pinned pure-Python packages from the app's requirements.txt go into the
   # component from build/NAME.deps (reinstalled only when the file changes).
   local paths=(-p "$dir")

@@ -243,10 +243,11 @@ def test_argmax_and_topk_agree_with_numpy(case: ByteCase, k: int) -> None:
                 t.topk(k)
             return
         top = t.topk(k)
-    if not has_nan:  # NaNs are unordered (documented)
-        order = sorted(range(len(flat)), key=lambda i: (-flat[i], i))[:k]
-        assert [i for i, _ in top] == order
-        assert same([v for _, v in top], [flat[i] for i in order])
+    # NaN ranks above every number (documented), like argmax's first NaN.
+    nan_first = [(0, 0.0, i) if v != v else (1, -v, i) for i, v in enumerate(flat)]
+    order = [i for _, _, i in sorted(nan_first)][:k]
+    assert [i for i, _ in top] == order
+    assert same([v for _, v in top], [flat[i] for i in order])
 
 
 def test_zeros_match_bytes() -> None:

@@ -8,7 +8,7 @@ In the component (through app.py)::
 Each prints one JSON object. ``helpers`` times, per case, the pure-Python
 way (``PYREPS`` runs: written for speed with the standard library, the way
 an app without the helpers would; for argmax and topk, ``Tensor.argmax`` and
-``Tensor.topk``, wasinn's own tuned pure-Python search) and the helper: its
+``Tensor.topk``, which run wasinn's compiled kernels) and the helper: its
 first call (graph built, serialised and compiled with dynamic dimensions),
 ``REPS`` calls on that dynamic model, the call that compiles a model for the
 exact shape, and ``REPS`` calls on it (timed for every helper; ``specialized``

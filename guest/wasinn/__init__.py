@@ -10,10 +10,22 @@ generates and gives them the shape Python ML developers know::
         out = model.run({"image": Tensor(pixels, shape=(1, 1, 8, 8))})
         print(out["probs"].topk(3))                        # real output names
 
-It is pure Python and stdlib-only. Inside a component it talks to the host
-through its own bindings (``wasinn/_bindings``, built from ``wasinn/wit``);
-in plain CPython it imports fine but cannot reach a host.
+It is Python and stdlib-only, plus one small C extension module,
+``wasinn._kernels`` (``ext/_kernels.c``: argmax, topk, bf16), which
+``./build.sh setup`` compiles for the guest and for the native CPython. Inside
+a component it talks to the host through its own bindings
+(``wasinn/_bindings``, built from ``wasinn/wit``); in plain CPython it imports
+fine but cannot reach a host.
 """
+
+try:
+    from . import _kernels  # noqa: F401  (checked first, for a clear message)
+except ImportError as exc:
+    raise ImportError(
+        f"wasinn's compiled module wasinn._kernels cannot be imported ({exc}). "
+        "Run ./build.sh setup in the wasinn checkout: it compiles guest/wasinn/ext/_kernels.c "
+        "for the guest and for this Python (tools/build_ext.py)."
+    ) from exc
 
 from . import image, ops
 from ._builder import GraphBuilder, Operand

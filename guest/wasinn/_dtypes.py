@@ -4,7 +4,7 @@ Tensor bytes are little-endian, row-major, as wasi-nn defines them; so are
 wasm32 and the x86/ARM hosts the native tests run on, so ``array`` items are
 used as they are. f16 goes
 through ``struct``'s IEEE half format; bf16 is the top half of an f32,
-rounded to nearest-even, done with integer arithmetic.
+rounded to nearest-even, by compiled code (``ext/_kernels.c``).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import array
 import struct
 from collections.abc import Sequence
 
+from . import _kernels
 from ._errors import ValidationError
 
 #: The seven element types wasi-nn carries, by wasinn's names.
@@ -109,8 +110,7 @@ def decode(data: bytes | memoryview, dtype: str) -> list[float] | list[int]:
         return list(struct.unpack(f"<{len(data) // 2}e", data))
     if dtype == "bf16":
         # bf16 -> f32 is exact: the bf16 bits become the high half of the f32.
-        wide = array.array("I", [h << 16 for h in _typed(data, "H")])
-        return _typed(wide.tobytes(), "f").tolist()
+        return _typed(_kernels.f32_from_bf16(bytes(data)), "f").tolist()
     return _typed(data, ARRAY_CODE[dtype]).tolist()
 
 
@@ -158,16 +158,7 @@ def _encode_bf16(values: Sequence[float | int]) -> bytes:
     # Values are first rounded to f32 (as torch and OpenVINO hold them), then
     # to bf16; only f64 inputs that sit exactly between two bf16 values after
     # the first rounding could differ from a direct f64 -> bf16 rounding.
-    bits = _typed(array.array("f", values).tobytes(), "I")
-    # Round to nearest, ties to even, on the 16 bits that are dropped.
-    halves = [((b + 0x7FFF + ((b >> 16) & 1)) >> 16) & 0xFFFF for b in bits]
-    if any(h & 0x7F80 == 0x7F80 for h in halves):
-        # Infinities and NaNs land here; rounding may have turned a NaN whose
-        # payload sits in the dropped bits into infinity: keep it a quiet NaN.
-        for i, b in enumerate(bits):
-            if b & 0x7FFFFFFF > 0x7F800000:
-                halves[i] = (b >> 16) | 0x0040
-    return array.array("H", halves).tobytes()
+    return _kernels.bf16_from_f32(array.array("f", values).tobytes())
 
 
 def round_int(value: int, bits: int) -> float:

@@ -7,7 +7,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from . import _dtypes, _search
+from . import _dtypes, _kernels
 from ._errors import ValidationError
 
 Shape = tuple[int, ...]
@@ -184,8 +184,8 @@ class Tensor:
         With ``axis=None`` the index is into the flattened tensor. With an axis
         the result has one index per position of the other axes, as a nested
         list (a number for a 1-D tensor): ``axis=-1`` gives one class per row
-        of a batch. Ties go to the first index. Works on the raw bytes, at
-        most a few thousand values at a time as Python numbers.
+        of a batch. Ties go to the first index. Compiled code reads the raw
+        bytes (``ext/_kernels.c``); only the answer becomes Python numbers.
 
         >>> Tensor([[0.1, 0.9], [0.8, 0.2]]).argmax(axis=-1)
         [1, 0]
@@ -195,7 +195,7 @@ class Tensor:
         if not self._data:
             raise ValidationError("argmax() of an empty tensor")
         if axis is None:
-            return _search.argmax(self._data, self._dtype)
+            return _kernels.argmax(self._data, self._dtype)
         ndim = self.ndim
         if isinstance(axis, bool) or not isinstance(axis, int) or not -ndim <= axis < ndim:
             raise ValidationError(
@@ -204,7 +204,7 @@ class Tensor:
             )
         axis %= ndim
         inner = math.prod(self._shape[axis + 1 :])
-        best = _search.argmax_along(self._data, self._dtype, self._shape[axis], inner)
+        best = _kernels.argmax_along(self._data, self._dtype, self._shape[axis], inner)
         rest = self._shape[:axis] + self._shape[axis + 1 :]
         return _nest(best, rest) if rest else best[0]
 
@@ -212,16 +212,15 @@ class Tensor:
         """The ``k`` largest values of the flattened tensor as ``(index, value)``.
 
         Sorted from largest to smallest; ties keep the lower index first.
-        NaN values are not ordered: leave them out before ranking if present.
-        Works on the raw bytes: for a small ``k`` only the values that can
-        make the top ``k`` are ever turned into Python numbers.
+        NaN ranks above every number, as in ``argmax``. Compiled code reads
+        the raw bytes; only the ``k`` answers become Python numbers.
 
         >>> Tensor([0.1, 0.7, 0.2]).topk(2)
         [(1, 0.699999988079071), (2, 0.20000000298023224)]
         """
         if k < 0:
             raise ValidationError(f"topk needs k >= 0, not {k}")
-        return _search.topk(self._data, self._dtype, k)
+        return _kernels.topk(self._data, self._dtype, k)
 
     def reshape(self, *shape: int | Iterable[int]) -> Tensor:
         """The same bytes under another shape with as many elements.

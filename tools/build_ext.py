@@ -1,0 +1,547 @@
+"""Compile C extension modules for the guest (wasm32-wasi) and for this Python.
+
+build.sh runs this in ``setup`` for wasinn's own modules (``guest/wasinn/ext``)
+and in ``build`` for an app folder's (``APP/ext``), before componentize-py runs.
+
+    build_ext.py FOLDER [FOLDER ...] [--targets guest,native] [--cache DIR]
+
+Every ``FOLDER/ext/NAME.c`` is one extension module, ``NAME``, compiled with
+the headers of ``FOLDER/ext`` on the include path, twice from the same C:
+
+- ``FOLDER/NAME.cpython-314-wasm32-wasi.so`` for the guest: wasm32-wasi,
+  CPython's stable ABI (``Py_LIMITED_API`` 3.11, Debian's 3.11 headers with
+  ``tools/wasm32-wasi/pyconfig.h``), linked as componentize-py's recipe for
+  dynamic libraries wants. componentize-py links every wasm file with that
+  suffix in its ``-p`` folders into the component.
+- ``FOLDER/NAME.abi3.so`` for the CPython that runs this tool (``.venv``'s),
+  so that native unit tests run the code the component runs.
+
+Why beside the sources' folder rather than under ``build/``: the module must
+be importable by the same name in both worlds. wasinn's is ``wasinn._kernels``
+and can only live in the package's folder (which also ships it); an app's is
+a top-level module that ``app.py`` imports, and the app folder is already on
+the guest's path (``-p APP``) and on the native tests'. The two names never
+collide: native CPython does not look for ``.cpython-314-wasm32-wasi.so``
+files, and componentize-py skips ``.so`` files that are not wasm. Both names
+are in ``.gitignore``.
+
+One toolchain, Debian bookworm's clang 19, compiles for both targets (the host
+compiler may be missing on a CI machine; this one is installed by setup):
+``clang-19``, ``lld-19`` (``wasm-ld``, ``ld.lld``), ``wasi-libc`` (the
+guest's C headers; libc itself comes from componentize-py at link time) and
+``python3.11-dev``. When some are missing, this tool prints their names on
+stdout and exits with status 3 (``./build.sh setup`` then installs them).
+
+Freshness: each output has a manifest (in ``DIR/stamps``) of the SHA-256 of its
+C source and of every header the compiler read (from its ``-MD`` dependency
+list), the compiler's and linker's ``--version``, every flag (including
+``WASINN_EXT_CFLAGS``), this tool's own hash, the guest's ABI or the native
+Python's version, and the output's hash. Any difference rebuilds; nothing else
+does. Modules whose C file was deleted, or failed to compile, lose their
+outputs: nothing stale runs.
+
+The guest's ABI is read from the guest itself: a probe component, built once
+per componentize-py version (about 10 s, cached in ``DIR/guest-abi.json``),
+records its ``sysconfig``. A guest other than the one this build was checked
+for (``GUEST_SOABI``) stops the build with a message saying what to check.
+
+Exit status 0: every output is fresh; 1: a compile failed (clang's message is
+above) or the guest is not what this tool knows (the message says what to
+do); 2: bad arguments; 3: toolchain packages are missing (named on stdout).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import build_stamp
+
+TOOLS = Path(__file__).resolve().parent
+ROOT = TOOLS.parent
+DEFAULT_CACHE = ROOT / "build" / "ext"
+
+#: The guest ABI the flags, headers and pyconfig.h below were checked for:
+#: componentize-py 0.25.1's CPython 3.14.
+GUEST_SOABI = "cpython-314-wasm32-wasi"
+#: The stable ABI level both targets are compiled for (the newest that
+#: Debian bookworm's CPython headers, 3.11, describe).
+LIMITED_API = (3, 11)
+
+CLANG = Path("/usr/bin/clang-19")
+LLVM_BIN = Path("/usr/lib/llvm-19/bin")
+#: Debian's wasi-libc installs under /usr/include/wasm32-wasi and /usr/lib/wasm32-wasi.
+WASI_SYSROOT = Path("/usr")
+GUEST_PY_HEADERS = Path("/usr/include/python3.11")
+PYCONFIG = TOOLS / "wasm32-wasi" / "pyconfig.h"
+
+#: Debian bookworm packages of the toolchain, each with a file that only it installs.
+PACKAGES = {
+    "clang-19": CLANG,
+    "lld-19": LLVM_BIN / "wasm-ld",
+    "wasi-libc": WASI_SYSROOT / "include" / "wasm32-wasi" / "stdlib.h",
+    "python3.11-dev": GUEST_PY_HEADERS / "Python.h",
+}
+
+# -ffp-contract=off: no fused multiply-adds on either target, so floating-point
+# results are the same natively and in the guest.
+CFLAGS = ("-std=c11", "-O2", "-fPIC", "-ffp-contract=off", "-Wall", "-Wextra", "-DNDEBUG")
+GUEST_FLAGS = (
+    "--target=wasm32-wasi",
+    f"--sysroot={WASI_SYSROOT}",
+    # A dynamic library for componentize-py's linker: libc, libm and CPython's
+    # symbols are resolved against the libraries it bundles, at its link time.
+    "-shared",
+    "-nostdlib",
+    "-Wl,--experimental-pic",
+    "-Wl,--no-entry",
+    "-Wl,--unresolved-symbols=import-dynamic",
+    "-Wl,--strip-debug",
+)
+NATIVE_FLAGS = ("-shared", "-fuse-ld=lld", "-Wl,--strip-debug")
+NATIVE_SUFFIX = ".abi3.so"
+EXTRA_FLAGS_ENV = "WASINN_EXT_CFLAGS"
+
+# The probe component: its top-level code runs inside componentize-py's guest
+# at build time, where its own folder is writable, and records the guest's ABI.
+_PROBE_WIT = "package wasinn:probe;\nworld probe {}\n"
+_PROBE_APP = """\
+import importlib.machinery, json, os, sys, sysconfig
+
+abi = {
+    "version": list(sys.version_info[:3]),
+    "soabi": sysconfig.get_config_var("SOABI"),
+    "ext_suffix": sysconfig.get_config_var("EXT_SUFFIX"),
+    "suffixes": importlib.machinery.EXTENSION_SUFFIXES,
+    "gil_disabled": bool(sysconfig.get_config_var("Py_GIL_DISABLED")),
+    "sizes": {k: v for k, v in sysconfig.get_config_vars().items() if k.startswith("SIZEOF_")},
+}
+with open(os.path.join(os.path.dirname(__file__), "abi.json"), "w") as f:
+    json.dump(abi, f)
+"""
+
+
+class ExtError(Exception):
+    """The build cannot go on; the message says why and what to do."""
+
+
+class ToolchainMissingError(ExtError):
+    """Debian packages of the toolchain are not installed (``.packages``)."""
+
+    def __init__(self, packages: list[str]) -> None:
+        super().__init__(
+            f"the C toolchain for extension modules is missing (Debian packages: "
+            f"{' '.join(packages)}); ./build.sh setup installs it (by hand: apt-get "
+            f"install --no-install-recommends {' '.join(packages)})."
+        )
+        self.packages = packages
+
+
+# ---------------------------------------------------------------- toolchain
+
+
+def missing_packages() -> list[str]:
+    """The Debian packages of the toolchain that are not installed.
+
+    Example::
+
+        >>> missing_packages()   # doctest: +SKIP
+        ['wasi-libc']
+    """
+    return [name for name, path in PACKAGES.items() if not path.exists()]
+
+
+def _require_toolchain() -> None:
+    missing = missing_packages()
+    if missing:
+        raise ToolchainMissingError(missing)
+
+
+def tool_version(tool: Path, cache_dir: Path) -> str:
+    """The first line of ``tool --version``: recorded in every manifest.
+
+    Remembered in ``cache_dir`` for as long as the tool's file stays the same
+    one (a package upgrade replaces it): running three LLVM tools costs about
+    0.1 s, and build.sh checks freshness before every command.
+    """
+    real = tool.resolve()
+    info = real.stat()
+    identity = [info.st_ino, info.st_size, info.st_mtime_ns]
+    path = cache_dir / "tool-versions.json"
+    try:
+        known: dict[str, Any] = json.loads(path.read_text())
+    except (OSError, ValueError):
+        known = {}
+    # Keyed by the name it is called by: wasm-ld and ld.lld are one file, lld,
+    # that answers as the name it was started by.
+    entry = known.get(str(tool))
+    if isinstance(entry, dict) and entry.get("file") == identity:
+        return str(entry["version"])
+    done = subprocess.run([str(tool), "--version"], capture_output=True, text=True)
+    if done.returncode or not done.stdout.strip():
+        raise ExtError(f"{tool} --version failed: {done.stderr.strip()}")
+    version = done.stdout.strip().splitlines()[0]
+    known[str(tool)] = {"file": identity, "version": version}
+    _write_atomic(path, json.dumps(known, indent=1, sort_keys=True) + "\n")
+    return version
+
+
+def limited_api(version: tuple[int, int]) -> str:
+    """The ``Py_LIMITED_API`` value for a CPython: the stable ABI of 3.11, or of
+    the Python itself when it is older (its headers describe no later one).
+
+    Example::
+
+        >>> limited_api((3, 14)), limited_api((3, 10))
+        ('0x030b0000', '0x030a0000')
+    """
+    major, minor = min(version, LIMITED_API)
+    return f"0x{major:02x}{minor:02x}0000"
+
+
+# ---------------------------------------------------------------- the guest's ABI
+
+
+def probe_guest(componentize_py: Path) -> dict[str, Any]:
+    """Build a probe component and return what its guest CPython says about its ABI."""
+    with tempfile.TemporaryDirectory(prefix="wasinn-abi-probe-") as tmp:
+        folder = Path(tmp)
+        (folder / "probe.wit").write_text(_PROBE_WIT)
+        (folder / "app.py").write_text(_PROBE_APP)
+        done = subprocess.run(
+            [str(componentize_py), "-d", str(folder / "probe.wit"), "-w", "probe",
+             "componentize", "-p", str(folder), "app", "-o", str(folder / "probe.wasm")],
+            capture_output=True, text=True,
+        )  # fmt: skip
+        try:
+            found: dict[str, Any] = json.loads((folder / "abi.json").read_text())
+        except (OSError, ValueError):
+            raise ExtError(
+                f"could not probe the guest's CPython ABI with {componentize_py} "
+                f"(exit {done.returncode}): {(done.stdout + done.stderr).strip()[-2000:]}"
+            ) from None
+    return found
+
+
+def guest_abi(cache_dir: Path) -> dict[str, Any]:
+    """The guest's ABI, probed once per componentize-py version and cached."""
+    try:
+        version = build_stamp.installed_version("componentize-py")
+    except build_stamp.NotInstalledError:
+        raise ExtError(
+            f"componentize-py is not installed for {sys.executable}; run ./build.sh setup."
+        ) from None
+    path = cache_dir / "guest-abi.json"
+    try:
+        cached: dict[str, Any] = json.loads(path.read_text())
+        if cached.get("componentize-py") == version:
+            return cached
+    except (OSError, ValueError):
+        pass
+    print(f"build_ext: probing componentize-py {version}'s guest CPython", file=sys.stderr)
+    abi = probe_guest(Path(sys.executable).parent / "componentize-py")
+    abi["componentize-py"] = version
+    _write_atomic(path, json.dumps(abi, indent=1, sort_keys=True) + "\n")
+    return abi
+
+
+def check_guest_abi(abi: dict[str, Any], pyconfig: Path = PYCONFIG) -> None:
+    """Refuse a guest other than the one this build was checked for.
+
+    Example::
+
+        >>> check_guest_abi({"soabi": "cpython-315-wasm32-wasi", "componentize-py": "0.26.0",
+        ...                  "ext_suffix": ".cpython-315-wasm32-wasi.so"})
+        Traceback (most recent call last):
+        ...
+        build_ext.ExtError: componentize-py 0.26.0's guest CPython has SOABI cpython-315-... ...
+    """
+    soabi, suffix = abi.get("soabi"), abi.get("ext_suffix")
+    who = f"componentize-py {abi.get('componentize-py', '?')}'s guest CPython"
+    if soabi != GUEST_SOABI:
+        raise ExtError(
+            f"{who} has SOABI {soabi} (extension suffix {suffix}), but C extension modules are "
+            f"built and checked for {GUEST_SOABI}: the file names componentize-py links, "
+            f"CPython {LIMITED_API[0]}.{LIMITED_API[1]}'s stable ABI and {_shown(pyconfig)} "
+            f"may no longer fit. Check them against the new guest (see "
+            f"recipes/native-extensions), then set GUEST_SOABI in tools/build_ext.py. "
+            f"(Extension modules built for {GUEST_SOABI} would not load in this guest.)"
+        )
+    suffixes = abi.get("suffixes", [])
+    if suffix not in suffixes or ".abi3.so" not in suffixes or abi.get("gil_disabled"):
+        raise ExtError(
+            f"{who} does not load stable-ABI extension modules named *{suffix} "
+            f"(its suffixes: {suffixes}; free-threaded: {abi.get('gil_disabled')})."
+        )
+    ours = {
+        m.group(1): int(m.group(2))
+        for m in re.finditer(r"^#define (SIZEOF_\w+) (\d+)$", pyconfig.read_text(), re.M)
+    }
+    wrong = {k: (v, abi["sizes"].get(k)) for k, v in ours.items() if abi["sizes"].get(k) != v}
+    if wrong:
+        said = ", ".join(f"{k} {mine} (guest: {theirs})" for k, (mine, theirs) in wrong.items())
+        raise ExtError(f"{_shown(pyconfig)} does not describe {who}: {said}.")
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+# ---------------------------------------------------------------- targets
+
+
+@dataclass(frozen=True)
+class Target:
+    """One way to compile: flags, output suffix and what the output depends on."""
+
+    name: str
+    label: str
+    suffix: str
+    flags: tuple[str, ...]
+    settings: dict[str, str] = field(default_factory=dict)
+
+
+def _extra_flags() -> tuple[str, ...]:
+    return tuple(shlex.split(os.environ.get(EXTRA_FLAGS_ENV, "")))
+
+
+def guest_target(cache_dir: Path) -> Target:
+    """The wasm32-wasi target, after checking the guest's ABI."""
+    abi = guest_abi(cache_dir)
+    check_guest_abi(abi)
+    include = _guest_headers(cache_dir)
+    flags = (*CFLAGS, f"-DPy_LIMITED_API={limited_api(LIMITED_API)}", f"-I{include}",
+             *GUEST_FLAGS, *_extra_flags())  # fmt: skip
+    return Target("guest", "wasm32-wasi", abi["ext_suffix"], flags, {
+        "compiler": tool_version(CLANG, cache_dir),
+        "linker": tool_version(LLVM_BIN / "wasm-ld", cache_dir),
+        "guest": f"{abi['soabi']} (componentize-py {abi['componentize-py']})",
+    })  # fmt: skip
+
+
+def native_target(cache_dir: Path) -> Target:
+    """The target of the CPython running this tool."""
+    include = Path(sysconfig.get_path("include"))
+    if not (include / "Python.h").is_file():
+        raise ExtError(
+            f"{sys.executable} has no C headers in {include} (on Debian: apt-get install "
+            f"python{sys.version_info[0]}.{sys.version_info[1]}-dev)."
+        )
+    api = limited_api((sys.version_info[0], sys.version_info[1]))
+    flags = (*CFLAGS, f"-DPy_LIMITED_API={api}", f"-I{include}", *NATIVE_FLAGS, *_extra_flags())
+    label = f"native CPython {sys.version_info[0]}.{sys.version_info[1]}"
+    return Target("native", label, NATIVE_SUFFIX, flags, {
+        "compiler": tool_version(CLANG, cache_dir),
+        "linker": tool_version(LLVM_BIN / "ld.lld", cache_dir),
+        "python": f"{sys.version} ({sysconfig.get_config_var('EXT_SUFFIX')})",
+        "libc": os.confstr("CS_GNU_LIBC_VERSION") or "unknown",
+    })  # fmt: skip
+
+
+def _guest_headers(cache_dir: Path) -> Path:
+    """Debian's CPython 3.11 headers with pyconfig.h for wasm32-wasi, copied
+    into the cache (their own pyconfig.h only knows Linux targets, and
+    Python.h includes it from its own folder). Copied again when either changes."""
+    target = cache_dir / "include" / "python3.11-wasm32-wasi"
+    listing = sorted(
+        (p.relative_to(GUEST_PY_HEADERS).as_posix(), p.stat().st_size, p.stat().st_mtime_ns)
+        for p in GUEST_PY_HEADERS.rglob("*")
+        if p.is_file()
+    )
+    signature = json.dumps([listing, hashlib.sha256(PYCONFIG.read_bytes()).hexdigest()])
+    marker = target / ".copied-from"
+    if marker.is_file() and marker.read_text() == signature:
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".headers-", dir=target.parent))
+    shutil.copytree(GUEST_PY_HEADERS, tmp, dirs_exist_ok=True)
+    shutil.copyfile(PYCONFIG, tmp / "pyconfig.h")
+    (tmp / ".copied-from").write_text(signature)
+    shutil.rmtree(target, ignore_errors=True)
+    tmp.rename(target)
+    return target
+
+
+# ---------------------------------------------------------------- building
+
+
+def modules(folder: Path) -> dict[str, Path]:
+    """The extension modules of ``folder``: each ``ext/NAME.c`` by NAME."""
+    ext = folder / "ext"
+    return {p.stem: p for p in sorted(ext.glob("*.c"))} if ext.is_dir() else {}
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _manifest(source: Path, headers: Iterable[str], target: Target) -> dict[str, str]:
+    """Everything an output depends on (build_stamp's format). OSError if a file is gone."""
+    entries = build_stamp.manifest(
+        files=[(f"source {source.name}", source), (f"tool {TOOLS.name}/build_ext.py",
+               Path(__file__))] + [(f"header {h}", Path(h)) for h in headers],
+        settings=[*target.settings.items(), ("target", target.name),
+                  ("flags", shlex.join(target.flags))],
+    )  # fmt: skip
+    # The CPU does not change what clang writes (no -march=native).
+    entries.pop("setting host-cpu", None)
+    return entries
+
+
+def _depfile_headers(depfile: Path, source: Path) -> list[str]:
+    """The files a ``-MD`` dependency list names, except the source itself."""
+    text = depfile.read_text().replace("\\\n", " ")
+    _, _, deps = text.partition(": ")
+    names = [n.replace("\\ ", " ") for n in re.findall(r"(?:\\ |\S)+", deps)]
+    return sorted({str(Path(n).resolve()) for n in names} - {str(source.resolve())})
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def _stamp_path(cache_dir: Path, folder: Path) -> Path:
+    key = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:12]
+    return cache_dir / "stamps" / f"{folder.name}-{key}.json"
+
+
+def compile_module(
+    name: str, source: Path, folder: Path, target: Target, why: str
+) -> dict[str, Any]:
+    """Compile one module for one target into ``folder``; return its stamp entry."""
+    out = folder / f"{name}{target.suffix}"
+    print(f"build_ext: compiling {_shown(source)} for {target.label} ({why})", file=sys.stderr)
+    with tempfile.TemporaryDirectory(prefix="wasinn-ext-") as tmp:
+        depfile = Path(tmp) / f"{name}.d"
+        # The linker writes the output's file name into it: the final name
+        # keeps the build reproducible. It is then copied beside the final
+        # file and renamed over it, so that no reader sees half a file.
+        built = Path(tmp) / out.name
+        partial = folder / f".{out.name}.{os.getpid()}.tmp"
+        argv = [str(CLANG), *target.flags, f"-I{source.parent}", "-MD", "-MF", str(depfile),
+                str(source.resolve()), "-o", str(built)]  # fmt: skip
+        try:
+            done = subprocess.run(argv)
+            if done.returncode:
+                raise ExtError(
+                    f"could not compile {_shown(source)} for {target.label} (clang's message "
+                    f"is above; the command: {shlex.join(argv)})"
+                )
+            headers = _depfile_headers(depfile, source)
+            shutil.copy2(built, partial)
+            partial.replace(out)
+        finally:
+            partial.unlink(missing_ok=True)
+    return {
+        "file": out.name,
+        "headers": headers,
+        "manifest": _manifest(source, headers, target),
+        "output": _sha256(out),
+    }
+
+
+def _fresh(entry: dict[str, Any] | None, out: Path, source: Path, target: Target) -> str | None:
+    """None when the stamp entry matches the output and every input; else why not."""
+    if not entry or entry.get("file") != out.name:
+        return "not built yet"
+    try:
+        if _sha256(out) != entry.get("output"):
+            return f"{out.name} is missing or was changed"
+        new = _manifest(source, entry.get("headers", []), target)
+    except OSError as exc:
+        return f"{exc.filename} is gone"
+    old = entry.get("manifest", {})
+    return None if old == new else build_stamp.changes(old, new)
+
+
+def build_folder(folder: Path, targets: Sequence[Target], cache_dir: Path) -> list[Path]:
+    """Bring every module of ``folder`` up to date for ``targets``; return what was compiled."""
+    stamp_path = _stamp_path(cache_dir, folder)
+    try:
+        stamp: dict[str, Any] = json.loads(stamp_path.read_text())
+    except (OSError, ValueError):
+        stamp = {}
+    found = modules(folder)
+    built: list[Path] = []
+
+    def forget(name: str) -> None:
+        """Remove every output of a module: none may run once its source is gone or broken."""
+        for entry in stamp.pop(name, {}).values():
+            (folder / entry["file"]).unlink(missing_ok=True)
+        for target in targets:
+            (folder / f"{name}{target.suffix}").unlink(missing_ok=True)
+
+    for name in sorted(set(stamp) - set(found)):
+        forget(name)
+    try:
+        for name, source in found.items():
+            entries = stamp.setdefault(name, {})
+            for target in targets:
+                out = folder / f"{name}{target.suffix}"
+                why = _fresh(entries.get(target.name), out, source, target)
+                if why is not None:
+                    try:
+                        entries[target.name] = compile_module(name, source, folder, target, why)
+                    except ExtError:
+                        forget(name)
+                        raise
+                    built.append(out)
+    finally:
+        if stamp or stamp_path.exists():
+            _write_atomic(stamp_path, json.dumps(stamp, indent=1, sort_keys=True) + "\n")
+    return built
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Compile FOLDER/ext/NAME.c into FOLDER/NAME.<guest suffix> and "
+        "FOLDER/NAME.abi3.so when an input changed."
+    )
+    parser.add_argument("folders", nargs="+", type=Path, metavar="FOLDER")
+    parser.add_argument("--targets", default="guest,native", help="guest, native or both (default)")
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="stamps and probe cache")
+    args = parser.parse_args(argv)
+    wanted = [t for t in args.targets.split(",") if t]
+    if not wanted or set(wanted) - {"guest", "native"}:
+        parser.error(f"--targets takes guest, native or both, not {args.targets!r}")
+    try:
+        targets: list[Target] = []
+        if any(modules(f) for f in args.folders):
+            _require_toolchain()
+            for name in wanted:
+                targets.append(
+                    guest_target(args.cache) if name == "guest" else native_target(args.cache)
+                )
+        for folder in args.folders:
+            build_folder(folder, targets, args.cache)
+    except ToolchainMissingError as exc:
+        print(" ".join(exc.packages))
+        print(f"build_ext: {exc}", file=sys.stderr)
+        return 3
+    except ExtError as exc:
+        print(f"build_ext: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
