@@ -49,6 +49,10 @@ def test_quick_benchmark_writes_table_and_chart(tmp_path: Path) -> None:
     assert list(rows) == [
         "resize", "resize_hd", "normalize", "resize_normalize", "softmax", "argmax", "topk",
     ]  # fmt: skip
-    assert all(r["python_s"] > r["used_s"] for r in rows.values()), rows
+    # argmax and topk compare with Tensor.argmax/topk, compiled C in the guest
+    # (wasinn._kernels), which may well beat a host call: only the rows whose
+    # other way is pure Python must be slower than the helper.
+    python_ways = ("resize", "resize_hd", "normalize", "resize_normalize", "softmax")
+    assert all(rows[k]["python_s"] > rows[k]["used_s"] for k in python_ways), rows
     assert rows["argmax"]["difference"] == 0 and rows["topk"]["difference"] == 0, rows
     assert rows["resize"]["difference"] <= 1, rows
