@@ -191,13 +191,8 @@ class Server:
         raise TimeoutError(f"no answer on port {self.port} in {START_TIMEOUT:.0f} s:\n{log}")
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=15)
+        if self.proc is not None:
+            deploy.stop(self.proc)
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -261,13 +256,8 @@ class Nginx:
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGQUIT)  # graceful: finish requests, then exit
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=15)
+        if self.proc is not None:
+            deploy.stop(self.proc, signal.SIGQUIT)  # graceful: finish requests, then exit
         shutil.rmtree(self.prefix, ignore_errors=True)
 
 

@@ -162,6 +162,17 @@ def listening(port: int) -> bool:
         return False
 
 
+def stop(proc: subprocess.Popen[bytes], stop_signal: int = signal.SIGTERM) -> None:
+    """Ask a running process to stop with ``stop_signal``; kill it after 15 s."""
+    if proc.poll() is None:
+        proc.send_signal(stop_signal)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=15)
+
+
 class Process:
     """A child process started again whenever it exits, until ``stop``; once it
     accepts connections on ``port`` it is logged as ready."""
@@ -211,13 +222,8 @@ class Process:
         self.due = time.monotonic() + pause
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(self.stop_signal)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=15)
+        if self.proc is not None:
+            stop(self.proc, self.stop_signal)
 
 
 def worker_argv(command: list[str], port: int) -> list[str]:
