@@ -163,11 +163,10 @@ host_setup() {
   write_plugins_xml "$libs"
   WASMTIME="$bin"
   OV_LIBS="$libs"
-  HOST_FLAGS=()
-  local line words
-  while read -r line || [ -n "$line" ]; do
-    case "$line" in '' | '#'*) ;; *) read -ra words <<<"$line" && HOST_FLAGS+=("${words[@]}") ;; esac
-  done <"$HOST_FLAGS_FILE"
+  # tools/wasmtime_flags.py is the one reader of the file (the bench and tests import it).
+  local flags
+  flags="$("$VENV/bin/python" "$ROOT/tools/wasmtime_flags.py")" || die "could not read $HOST_FLAGS_FILE."
+  mapfile -t HOST_FLAGS <<<"$flags"
 }
 
 # OpenVINO reads plugins.xml beside libopenvino.so. Registering the CPU plugin

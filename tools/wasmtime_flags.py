@@ -1,7 +1,8 @@
 """The wasmtime settings of every wasinn component, from tools/wasmtime.flags.
 
-build.sh reads the same file for `wasmtime compile`, `run` and `serve`; Python
-that starts wasmtime itself (the bench, the serving tests) uses ``FLAGS``::
+build.sh gets them for `wasmtime compile`, `run` and `serve` by running this
+file (one word per line); Python that starts wasmtime itself (the bench, the
+serving tests) uses ``FLAGS``::
 
     argv = [wasmtime, "run", *wasmtime_flags.FLAGS, "-S", "nn", component]
 """
@@ -23,3 +24,7 @@ def read(path: Path = FILE) -> list[list[str]]:
 SETTINGS = read()
 #: All of them, for a command line.
 FLAGS = [word for setting in SETTINGS for word in setting]
+
+
+if __name__ == "__main__":
+    print("\n".join(FLAGS))
