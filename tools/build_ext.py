@@ -6,7 +6,12 @@ and in ``build`` for an app folder's (``APP/ext``), before componentize-py runs.
     build_ext.py FOLDER [FOLDER ...] [--targets guest,native] [--cache DIR]
 
 Every ``FOLDER/ext/NAME.c`` is one extension module, ``NAME``, compiled with
-the headers of ``FOLDER/ext`` on the include path, twice from the same C:
+the headers of ``FOLDER/ext`` on the include path, twice from the same C.
+A module may link C libraries of ``tools/c_libraries.toml`` (Debian source
+packages at pinned versions, built by ``c_libraries.py``) by naming them in
+its source: ``/* build_ext: link libspng */``. Their headers are then on the
+include path and their objects are linked into the module, each module with
+its own hidden copy.
 
 - ``FOLDER/NAME.cpython-314-wasm32-wasi.so`` for the guest: wasm32-wasi,
   CPython's stable ABI (``Py_LIMITED_API`` 3.11, Debian's 3.11 headers with
@@ -69,6 +74,7 @@ from pathlib import Path
 from typing import Any
 
 import build_stamp
+import c_libraries
 
 TOOLS = Path(__file__).resolve().parent
 ROOT = TOOLS.parent
@@ -99,9 +105,10 @@ PACKAGES = {
 # -ffp-contract=off: no fused multiply-adds on either target, so floating-point
 # results are the same natively and in the guest.
 CFLAGS = ("-std=c11", "-O2", "-fPIC", "-ffp-contract=off", "-Wall", "-Wextra", "-DNDEBUG")
+#: What makes clang compile for the guest (all the C libraries a module links need).
+GUEST_TARGET_FLAGS = ("--target=wasm32-wasi", f"--sysroot={WASI_SYSROOT}")
 GUEST_FLAGS = (
-    "--target=wasm32-wasi",
-    f"--sysroot={WASI_SYSROOT}",
+    *GUEST_TARGET_FLAGS,
     # A dynamic library for componentize-py's linker: libc, libm and CPython's
     # symbols are resolved against the libraries it bundles, at its link time.
     "-shared",
@@ -315,6 +322,8 @@ class Target:
     suffix: str
     flags: tuple[str, ...]
     settings: dict[str, str] = field(default_factory=dict)
+    #: The flags that choose the target, for compiling the C libraries a module links.
+    library_flags: tuple[str, ...] = ()
 
 
 def _extra_flags() -> tuple[str, ...]:
@@ -332,7 +341,7 @@ def guest_target(cache_dir: Path) -> Target:
         "compiler": tool_version(CLANG, cache_dir),
         "linker": tool_version(LLVM_BIN / "wasm-ld", cache_dir),
         "guest": f"{abi['soabi']} (componentize-py {abi['componentize-py']})",
-    })  # fmt: skip
+    }, library_flags=GUEST_TARGET_FLAGS)  # fmt: skip
 
 
 def native_target(cache_dir: Path) -> Target:
@@ -387,17 +396,72 @@ def modules(folder: Path) -> dict[str, Path]:
     return {p.stem: p for p in sorted(ext.glob("*.c"))} if ext.is_dir() else {}
 
 
+_LINK_COMMENT = re.compile(r"/\*\s*build_ext:\s*link\s+([^*]+?)\s*\*/")
+
+
+def linked_libraries(source: Path) -> list[str]:
+    """The C libraries a module's source names in ``/* build_ext: link NAME ... */``.
+
+    Example::
+
+        >>> import pathlib, tempfile
+        >>> src = pathlib.Path(tempfile.mkdtemp()) / "_png.c"
+        >>> _ = src.write_text("/* build_ext: link libspng zlib */ #include <spng.h>")
+        >>> linked_libraries(src)
+        ['libspng', 'zlib']
+    """
+    return [name for m in _LINK_COMMENT.finditer(source.read_text()) for name in m.group(1).split()]
+
+
+@dataclass(frozen=True)
+class Linked:
+    """The C libraries one module links for one target, built."""
+
+    settings: tuple[tuple[str, str], ...]
+    include: tuple[Path, ...]
+    #: clang's ``@FILE`` lists of each library's objects.
+    link_files: tuple[Path, ...]
+
+
+def link_libraries(source: Path, target: Target, cache_dir: Path) -> Linked:
+    """Build (when not built yet) the libraries ``source`` names, with those they require."""
+    names = linked_libraries(source)
+    if not names:
+        return Linked((), (), ())
+    try:
+        catalogue = c_libraries.load_catalogue()
+        wanted = c_libraries.closure(names, catalogue)
+        built = [
+            (lib, c_libraries.build(lib, catalogue, target.name, target.library_flags, CLANG,
+                                    target.settings["compiler"], cache_dir))
+            for lib in wanted
+        ]  # fmt: skip
+    except c_libraries.LibraryError as exc:
+        raise ExtError(f"{_shown(source)}: {exc}") from None
+    return Linked(
+        settings=tuple((f"library {lib.name} {lib.version}", b.key) for lib, b in built),
+        include=tuple(d for _, b in built for d in b.include),
+        link_files=tuple(b.link_file for _, b in built),
+    )
+
+
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _manifest(source: Path, headers: Iterable[str], target: Target) -> dict[str, str]:
-    """Everything an output depends on (build_stamp's format). OSError if a file is gone."""
+def _manifest(
+    source: Path, headers: Iterable[str], target: Target, linked: Linked
+) -> dict[str, str]:
+    """Everything an output depends on (build_stamp's format). OSError if a file is gone.
+
+    A linked library stands in it by its build key, which covers its sources,
+    headers and flags: its headers are left out of the header list.
+    """
     entries = build_stamp.manifest(
         files=[(f"source {source.name}", source), (f"tool {TOOLS.name}/build_ext.py",
                Path(__file__))] + [(f"header {h}", Path(h)) for h in headers],
         settings=[*target.settings.items(), ("target", target.name),
-                  ("flags", shlex.join(target.flags))],
+                  ("flags", shlex.join(target.flags)), *linked.settings],
     )  # fmt: skip
     # The CPU does not change what clang writes (no -march=native).
     entries.pop("setting host-cpu", None)
@@ -425,7 +489,7 @@ def _stamp_path(cache_dir: Path, folder: Path) -> Path:
 
 
 def compile_module(
-    name: str, source: Path, folder: Path, target: Target, why: str
+    name: str, source: Path, folder: Path, target: Target, linked: Linked, why: str
 ) -> dict[str, Any]:
     """Compile one module for one target into ``folder``; return its stamp entry."""
     out = folder / f"{name}{target.suffix}"
@@ -437,8 +501,10 @@ def compile_module(
         # file and renamed over it, so that no reader sees half a file.
         built = Path(tmp) / out.name
         partial = folder / f".{out.name}.{os.getpid()}.tmp"
-        argv = [str(CLANG), *target.flags, f"-I{source.parent}", "-MD", "-MF", str(depfile),
-                str(source.resolve()), "-o", str(built)]  # fmt: skip
+        argv = [str(CLANG), *target.flags, f"-I{source.parent}",
+                *(f"-I{d}" for d in linked.include), "-MD", "-MF", str(depfile),
+                str(source.resolve()), *(f"@{f}" for f in linked.link_files),
+                "-o", str(built)]  # fmt: skip
         try:
             done = subprocess.run(argv)
             if done.returncode:
@@ -446,7 +512,8 @@ def compile_module(
                     f"could not compile {_shown(source)} for {target.label} (clang's message "
                     f"is above; the command: {shlex.join(argv)})"
                 )
-            headers = _depfile_headers(depfile, source)
+            roots = tuple(f"{d.resolve()}/" for d in linked.include)
+            headers = [h for h in _depfile_headers(depfile, source) if not h.startswith(roots)]
             shutil.copy2(built, partial)
             partial.replace(out)
         finally:
@@ -454,19 +521,21 @@ def compile_module(
     return {
         "file": out.name,
         "headers": headers,
-        "manifest": _manifest(source, headers, target),
+        "manifest": _manifest(source, headers, target, linked),
         "output": _sha256(out),
     }
 
 
-def _fresh(entry: dict[str, Any] | None, out: Path, source: Path, target: Target) -> str | None:
+def _fresh(
+    entry: dict[str, Any] | None, out: Path, source: Path, target: Target, linked: Linked
+) -> str | None:
     """None when the stamp entry matches the output and every input; else why not."""
     if not entry or entry.get("file") != out.name:
         return "not built yet"
     try:
         if _sha256(out) != entry.get("output"):
             return f"{out.name} is missing or was changed"
-        new = _manifest(source, entry.get("headers", []), target)
+        new = _manifest(source, entry.get("headers", []), target, linked)
     except OSError as exc:
         return f"{exc.filename} is gone"
     old = entry.get("manifest", {})
@@ -497,10 +566,17 @@ def build_folder(folder: Path, targets: Sequence[Target], cache_dir: Path) -> li
             entries = stamp.setdefault(name, {})
             for target in targets:
                 out = folder / f"{name}{target.suffix}"
-                why = _fresh(entries.get(target.name), out, source, target)
+                try:
+                    linked = link_libraries(source, target, cache_dir)
+                except ExtError:
+                    forget(name)
+                    raise
+                why = _fresh(entries.get(target.name), out, source, target, linked)
                 if why is not None:
                     try:
-                        entries[target.name] = compile_module(name, source, folder, target, why)
+                        entries[target.name] = compile_module(
+                            name, source, folder, target, linked, why
+                        )
                     except ExtError:
                         forget(name)
                         raise

@@ -1,0 +1,292 @@
+"""Fetch and compile the C libraries that extension modules link.
+
+``tools/c_libraries.toml`` names each library: a Debian bookworm source
+package at a pinned version, and which of its C files to compile. This module
+downloads the package's files from the Debian archive's pool (once; they are
+kept in ``build/ext/sources``), checks them against the pinned SHA-256,
+unpacks the original tarball, applies Debian's patches (``git apply``, in the
+order of ``debian/patches/series``) and compiles the listed sources into
+object files, once per target, with the flags the extension modules use plus
+``-fvisibility=hidden``: a library's symbols stay inside the module that
+links it, so two modules may link the same library without a clash, in the
+guest's component as in a native process that already has, say, zlib.
+
+Freshness: a build's folder is named after the SHA-256 of everything it
+depends on (the catalogue's entry, the downloaded files, the configuration
+headers under ``tools/c_libraries/NAME``, the target's flags and compiler,
+this file). A change anywhere builds into a new folder; nothing stale links.
+
+    >>> libs = load_catalogue()
+    >>> sorted(libs)            # doctest: +SKIP
+    ['libjpeg-turbo', 'libspng', 'libwebp', 'zlib']
+    >>> built = build(libs["libspng"], libs, "guest", flags, compiler, cache)  # doctest: +SKIP
+    >>> built.objects[:1], built.include[:1]      # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import urllib.request
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import tomllib
+
+TOOLS = Path(__file__).resolve().parent
+CATALOGUE = TOOLS / "c_libraries.toml"
+CONFIG_HEADERS = TOOLS / "c_libraries"
+POOL = "http://deb.debian.org/debian/pool/main"
+#: Warnings of someone else's code are not ours to fix: -w.
+LIBRARY_FLAGS = ("-std=gnu11", "-O2", "-fPIC", "-ffp-contract=off", "-fvisibility=hidden",
+                 "-DNDEBUG", "-w")  # fmt: skip
+
+
+class LibraryError(Exception):
+    """A library cannot be fetched or built; the message says why."""
+
+
+@dataclass(frozen=True)
+class Library:
+    """One entry of the catalogue."""
+
+    name: str
+    version: str
+    pool: str
+    root: str
+    files: Mapping[str, str]
+    sources: tuple[str, ...]
+    include: tuple[str, ...]
+    defines: tuple[str, ...]
+    requires: tuple[str, ...]
+
+    def entry(self) -> str:
+        """The entry as canonical JSON: part of every build key."""
+        return json.dumps(self.__dict__, sort_keys=True, default=dict)
+
+
+@dataclass(frozen=True)
+class Built:
+    """A library compiled for one target: its objects and its header folders.
+
+    ``link_file`` lists the objects for the linker (clang's ``@FILE``), which
+    keeps a module's link command readable.
+    """
+
+    key: str
+    objects: tuple[Path, ...]
+    include: tuple[Path, ...]
+
+    @property
+    def link_file(self) -> Path:
+        return self.objects[0].parent.parent / "objects.rsp"
+
+
+def load_catalogue(path: Path = CATALOGUE) -> dict[str, Library]:
+    """Every library of the catalogue, by name."""
+    raw = tomllib.loads(path.read_text())
+    libraries = {}
+    for name, entry in raw.items():
+        try:
+            libraries[name] = Library(
+                name=name, version=entry["version"], pool=entry["pool"], root=entry["root"],
+                files=dict(entry["files"]), sources=tuple(entry["sources"]),
+                include=tuple(entry["include"]), defines=tuple(entry.get("defines", ())),
+                requires=tuple(entry.get("requires", ())),
+            )  # fmt: skip
+        except (KeyError, TypeError) as exc:
+            raise LibraryError(f"{path.name}: library {name!r} lacks or mistypes {exc}") from None
+    for library in libraries.values():
+        unknown = set(library.requires) - set(libraries)
+        if unknown:
+            raise LibraryError(f"{path.name}: {library.name} requires unknown {sorted(unknown)}")
+    return libraries
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def fetch(library: Library, cache_dir: Path) -> dict[str, Path]:
+    """The library's pinned files, downloaded into ``cache_dir/sources`` once and checked."""
+    folder = cache_dir / "sources"
+    folder.mkdir(parents=True, exist_ok=True)
+    found = {}
+    for file_name, expected in library.files.items():
+        path = folder / file_name
+        if not path.is_file() or _sha256(path) != expected:
+            url = f"{POOL}/{library.pool}/{file_name}"
+            print(f"c_libraries: downloading {url}", file=sys.stderr)
+            partial = path.with_name(f".{file_name}.{os.getpid()}")
+            try:
+                with urllib.request.urlopen(url, timeout=120) as answer, partial.open("wb") as f:
+                    shutil.copyfileobj(answer, f)
+            except OSError as exc:
+                partial.unlink(missing_ok=True)
+                raise LibraryError(
+                    f"could not download {library.name}'s {file_name} from {url}: {exc}"
+                ) from None
+            got = _sha256(partial)
+            if got != expected:
+                partial.unlink()
+                raise LibraryError(
+                    f"{url} has SHA-256 {got}, not the {expected} pinned in "
+                    f"{CATALOGUE.name} for {library.name} {library.version}"
+                )
+            partial.replace(path)
+        found[file_name] = path
+    return found
+
+
+def unpack(library: Library, files: Mapping[str, Path], into: Path) -> Path:
+    """Unpack the original tarball and Debian's folder, apply Debian's patches; return the root."""
+    for file_name, path in files.items():
+        if ".orig." in file_name or ".debian." in file_name:
+            with tarfile.open(path) as tar:
+                tar.extractall(into, filter="data")
+    root = into / library.root
+    if not root.is_dir():
+        raise LibraryError(f"{library.name}'s tarball has no folder {library.root}")
+    series = into / "debian" / "patches" / "series"
+    names = series.read_text().split() if series.is_file() else []
+    for patch in names:
+        if patch.startswith("#"):
+            continue
+        done = subprocess.run(
+            ["git", "apply", "-p1", "--whitespace=nowarn", str(series.parent / patch)],
+            cwd=root, capture_output=True, text=True,
+        )  # fmt: skip
+        if done.returncode:
+            raise LibraryError(
+                f"Debian's patch {patch} does not apply to {library.name}: {done.stderr.strip()}"
+            )
+    return root
+
+
+def _config_files(library: Library) -> list[Path]:
+    folder = CONFIG_HEADERS / library.name
+    return sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
+
+
+def build_key(
+    library: Library, libraries: Mapping[str, Library], flags: Sequence[str], compiler: str
+) -> str:
+    """The SHA-256 of everything a build of ``library`` for these flags depends on."""
+    digest = hashlib.sha256()
+    for part in (library.entry(), shlex.join(flags), compiler, _sha256(Path(__file__))):
+        digest.update(part.encode() + b"\0")
+    for name in (library.name, *library.requires):
+        for path in _config_files(libraries[name]):
+            digest.update(f"{path.relative_to(CONFIG_HEADERS)}\0".encode())
+            digest.update(path.read_bytes())
+        digest.update(libraries[name].entry().encode())
+    return digest.hexdigest()
+
+
+def _include_dirs(library: Library, root: Path) -> tuple[Path, ...]:
+    return tuple(
+        CONFIG_HEADERS / library.name if folder == "config" else root / folder
+        for folder in library.include
+    )
+
+
+def build(
+    library: Library,
+    libraries: Mapping[str, Library],
+    target: str,
+    flags: Sequence[str],
+    clang: Path,
+    compiler: str,
+    cache_dir: Path,
+) -> Built:
+    """``library`` compiled for ``target`` (its libraries' too), building what is not built yet.
+
+    ``flags`` are the target's compile flags (``--target``, ``--sysroot``...);
+    ``compiler`` is the compiler's ``--version``, part of the key.
+    """
+    required = [build(libraries[name], libraries, target, flags, clang, compiler, cache_dir)
+                for name in library.requires]  # fmt: skip
+    key = build_key(library, libraries, flags, compiler)
+    folder = cache_dir / "lib" / target / f"{library.name}-{key[:16]}"
+    listing = folder / "built.json"
+    if listing.is_file():
+        known = json.loads(listing.read_text())
+        return Built(key, tuple(Path(p) for p in known["objects"]),
+                     tuple(Path(p) for p in known["include"]))  # fmt: skip
+    files = fetch(library, cache_dir)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{library.name}-", dir=folder.parent))
+    try:
+        root = unpack(library, files, tmp / "src")
+        include = _include_dirs(library, root)
+        sources = sorted({p for pattern in library.sources for p in root.glob(pattern)})
+        if not sources:
+            raise LibraryError(f"{library.name}: no file matches {library.sources}")
+        argv = [str(clang), *flags, *LIBRARY_FLAGS, *(f"-D{d}" for d in library.defines),
+                *(f"-I{d}" for d in include),
+                *(f"-I{d}" for lib in required for d in lib.include)]  # fmt: skip
+        objects_dir = tmp / "obj"
+        objects_dir.mkdir()
+        print(f"c_libraries: compiling {library.name} {library.version} for {target} "
+              f"({len(sources)} files)", file=sys.stderr)  # fmt: skip
+
+        def compile_one(source: Path) -> Path:
+            obj = objects_dir / (source.relative_to(root).as_posix().replace("/", "_") + ".o")
+            done = subprocess.run([*argv, "-c", str(source), "-o", str(obj)],
+                                  capture_output=True, text=True)  # fmt: skip
+            if done.returncode:
+                raise LibraryError(
+                    f"could not compile {library.name}'s {source.relative_to(root)} for "
+                    f"{target}: {done.stderr.strip()[-2000:]}"
+                )
+            return obj
+
+        with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
+            list(pool.map(compile_one, sources))
+        # The unpacked tree stays beside the objects: modules compile against its headers.
+        shutil.rmtree(folder, ignore_errors=True)
+        tmp.rename(folder)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    root = folder / "src" / library.root
+    include = _include_dirs(library, root)
+    objects = tuple(sorted((folder / "obj").glob("*.o")))
+    (folder / "objects.rsp").write_text("".join(f"{shlex.quote(str(p))}\n" for p in objects))
+    known = {"objects": [str(p) for p in objects], "include": [str(p) for p in include]}
+    listing.write_text(json.dumps(known, indent=1) + "\n")
+    return Built(key, objects, include)
+
+
+def closure(names: Sequence[str], libraries: Mapping[str, Library]) -> list[Library]:
+    """``names`` and every library they require, each once, requirements first."""
+    order: list[Library] = []
+
+    def visit(name: str) -> None:
+        if name not in libraries:
+            raise LibraryError(
+                f"unknown C library {name!r} (the known: {', '.join(sorted(libraries))}; "
+                f"add it to tools/{CATALOGUE.name})"
+            )
+        library = libraries[name]
+        for required in library.requires:
+            visit(required)
+        if library not in order:
+            order.append(library)
+
+    for name in names:
+        visit(name)
+    return order
