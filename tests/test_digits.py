@@ -80,7 +80,7 @@ def test_human_output(built) -> None:
     "content,message",
     [
         (None, "cannot open missing.png: No such file or directory"),
-        (b"not a png at all", "bad.png is not a PNG, JPEG, PGM or PPM file"),
+        (b"not a png at all", "bad.png is not a PNG, JPEG, WebP, PGM or PPM file"),
         ("truncate", "is truncated"),
         ("big", "is 16x8; the digits model reads 8x8 images"),
     ],

@@ -303,7 +303,7 @@ def with_ihdr(
 
 def test_refuses_unknown_and_empty_data() -> None:
     refused(b"", "empty")
-    refused(b"GIF89a....", "not a PNG, JPEG, PGM or PPM")
+    refused(b"GIF89a....", "not a PNG, JPEG, WebP, PGM or PPM")
     refused(b"P3\n1 1\n255\n0 0 0\n", "ASCII pixmap")
     with pytest.raises(ImageError, match="takes the file's bytes"):
         image.decode("photo.png")  # type: ignore[arg-type]
@@ -672,7 +672,7 @@ def test_probe_refuses_non_images_and_truncated_headers() -> None:
     Image.new("CMYK", (8, 8)).save(cmyk, "JPEG")
     for data, match in (
         (b"", "empty"),
-        (b"GIF89a....", "not a PNG, JPEG, PGM or PPM"),
+        (b"GIF89a....", "not a PNG, JPEG, WebP, PGM or PPM"),
         (png[:8], "truncated: it ends before its IEND chunk"),
         (png[:20], "truncated inside its IHDR chunk"),
         (png[:12] + b"IHDx" + png[16:], "first chunk is IHDx"),

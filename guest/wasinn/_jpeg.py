@@ -1008,3 +1008,8 @@ def _widen(
         [(3 * c + n + right_bias) >> shift for c, n in zip(row, [*row[1:], row[-1]], strict=False)]
     )
     return line[:width]
+
+
+def encode_jpeg(pixels: bytes, width: int, height: int, channels: int, quality: int) -> bytes:
+    """Placeholder until the libjpeg-turbo codec lands."""
+    raise ImageError("JPEG encoding is not supported yet")

@@ -505,3 +505,8 @@ def _paeth(line: bytes, prev: bytes, bpp: int) -> bytes:
 
 
 _K32 = (511 * 255 + 255).to_bytes(4, "little")
+
+
+def encode_png(pixels: bytes, width: int, height: int, channels: int, compress_level: int) -> bytes:
+    """Placeholder until the libspng codec lands."""
+    raise ImageError("PNG encoding is not supported yet")

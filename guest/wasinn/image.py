@@ -61,11 +61,12 @@ from ._imagecore import (
     ImageTooLargeError,
     interleave,
 )
-from ._jpeg import decode_jpeg, probe_jpeg
+from ._jpeg import decode_jpeg, encode_jpeg, probe_jpeg
 from ._png import SIGNATURE as _PNG_SIGNATURE
-from ._png import decode_png, probe_png
+from ._png import decode_png, encode_png, probe_png
 from ._ppm import decode_ppm, is_pnm, probe_ppm
 from ._tensor import Tensor
+from ._webp import decode_webp, encode_webp, is_webp, probe_webp
 
 __all__ = [
     "MAX_PIXELS",
@@ -73,13 +74,17 @@ __all__ = [
     "ImageError",
     "ImageInfo",
     "ImageTooLargeError",
+    "FORMATS",
     "decode",
     "decode_with_info",
+    "encode",
     "probe",
 ]
 
 #: The conversions ``decode`` offers (``None``: as stored).
 MODES = ("L", "RGB", "RGBA")
+#: What ``encode`` writes.
+FORMATS = ("png", "jpeg", "webp")
 
 
 def decode(
@@ -89,7 +94,7 @@ def decode(
     name: str = "image",
     max_pixels: int = MAX_PIXELS,
 ) -> Tensor:
-    """Decode a PNG, JPEG, PGM or PPM file into a u8 ``(height, width, channels)`` tensor.
+    """Decode a PNG, JPEG, WebP, PGM or PPM file into a u8 ``(height, width, channels)`` tensor.
 
     ``mode``: ``None`` (channels as stored), ``"L"``, ``"RGB"`` or ``"RGBA"``.
     ``name`` labels error messages. Images of more than ``max_pixels`` pixels
@@ -130,6 +135,8 @@ def decode_with_info(
     elif kind == "jpeg":
         width, height, channels, pixels, info = decode_jpeg(raw, name, max_pixels)
         info = {"format": "jpeg", **info}
+    elif kind == "webp":
+        width, height, channels, pixels, info = decode_webp(raw, name, max_pixels)
     else:
         width, height, channels, pixels, info = decode_ppm(raw, name, max_pixels)
     if mode is not None:
@@ -164,6 +171,8 @@ def probe(data: bytes | bytearray | memoryview, *, name: str = "image") -> Image
         return probe_png(raw, name)
     if kind == "jpeg":
         return probe_jpeg(raw, name)
+    if kind == "webp":
+        return probe_webp(raw, name)
     return probe_ppm(raw, name)
 
 
@@ -182,11 +191,87 @@ def _format(raw: bytes, name: str) -> str:
         return "png"
     if raw.startswith(b"\xff\xd8"):
         return "jpeg"
+    if is_webp(raw):
+        return "webp"
     if is_pnm(raw):
         return "ppm"
     if not raw:
         raise ImageError(f"{name} is empty (0 bytes)")
-    raise ImageError(f"{name} is not a PNG, JPEG, PGM or PPM file (unknown signature)")
+    raise ImageError(f"{name} is not a PNG, JPEG, WebP, PGM or PPM file (unknown signature)")
+
+
+def encode(
+    pixels: Tensor,
+    format: str = "png",
+    *,
+    quality: int | None = None,
+    lossless: bool = False,
+    compress_level: int = 6,
+) -> bytes:
+    """Encode a u8 ``(height, width, channels)`` tensor (or ``(height, width)``
+    gray) as a PNG, JPEG or WebP file; return its bytes.
+
+    Channels: 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA (``decode``'s layout).
+    JPEG stores gray or RGB only (drop alpha first, as Pillow asks); WebP
+    stores RGB or RGBA (gray is written as RGB).
+
+    - ``quality``: JPEG 1-95 (default 75, Pillow's), WebP 0-100 (default 80,
+      Pillow's); PNG has none (it is lossless).
+    - ``lossless=True``: lossless WebP (``quality`` then sets how hard the
+      encoder works, as in Pillow).
+    - ``compress_level``: PNG's zlib level 0-9 (default 6, Pillow's).
+
+    Example::
+
+        >>> data = encode(pixels, "jpeg", quality=90)
+        >>> decode(data, mode="RGB").shape == pixels.shape
+        True
+    """
+    if not isinstance(pixels, Tensor):
+        raise ImageError(f"encode takes a wasinn Tensor of dtype 'u8', not {type(pixels).__name__}")
+    if pixels.dtype != "u8":
+        raise ImageError(
+            f"encode takes u8 pixels (0..255), not dtype {pixels.dtype!r}; convert first "
+            "(e.g. scale floats to 0..255 and .astype('u8'))"
+        )
+    if pixels.ndim == 2:
+        height, width, channels = (*pixels.shape, 1)
+    elif pixels.ndim == 3 and 1 <= pixels.shape[2] <= 4:
+        height, width, channels = pixels.shape
+    else:
+        raise ImageError(
+            f"encode takes pixels of shape (height, width) or (height, width, channels) with "
+            f"1 to 4 channels, not {tuple(pixels.shape)}"
+        )
+    if height == 0 or width == 0:
+        raise ImageError(f"encode cannot write an empty image ({width}x{height})")
+    if format not in FORMATS:
+        raise ImageError(f"encode writes {', '.join(map(repr, FORMATS))}, not {format!r}")
+    data = pixels.tobytes()
+    if format == "png":
+        if quality is not None or lossless:
+            raise ImageError("PNG is lossless: it takes compress_level=, not quality= or lossless=")
+        if not (isinstance(compress_level, int) and 0 <= compress_level <= 9):
+            raise ImageError(f"compress_level is 0 (none) to 9 (smallest), not {compress_level!r}")
+        return encode_png(data, width, height, channels, compress_level)
+    if format == "jpeg":
+        if lossless:
+            raise ImageError("JPEG has no lossless mode here; use format='png' or 'webp'")
+        quality = _quality(75 if quality is None else quality, 1, 95, "JPEG")
+        if channels not in (1, 3):
+            raise ImageError(
+                f"JPEG stores gray or RGB, not {channels} channels; drop the alpha channel "
+                "first (decode with mode='RGB' or 'L'), or use format='png' or 'webp'"
+            )
+        return encode_jpeg(data, width, height, channels, quality)
+    quality = _quality(80 if quality is None else quality, 0, 100, "WebP")
+    return encode_webp(data, width, height, channels, quality, lossless)
+
+
+def _quality(quality: object, low: int, high: int, what: str) -> int:
+    if isinstance(quality, bool) or not isinstance(quality, int) or not low <= quality <= high:
+        raise ImageError(f"{what} quality is an int from {low} to {high}, not {quality!r}")
+    return quality
 
 
 def _convert(pixels: bytes, channels: int, mode: str) -> tuple[bytes, int]:
