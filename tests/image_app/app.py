@@ -1,6 +1,6 @@
 """A test-only guest: decodes image files with ``wasinn.image``.
 
-    image_app [--mode L|RGB|RGBA] [--repeat N] FILE...
+    image_app [--mode L|RGB|RGBA] [--repeat N] [--encode FORMAT[:QUALITY] --out DIR] FILE...
 
 For each file it prints one JSON line: ``{"file": F, "shape": [H, W, C],
 "crc32": CRC, "bytes": LEN, "seconds": BEST, "first": FIRST}`` (CRC of the
@@ -8,12 +8,18 @@ decoded pixels; BEST the fastest of N decodes and FIRST the first one, which
 pays for compiling any host graph the decoder uses, both measured inside the
 guest; ``"hex"`` too when the pixels are at most 64 KiB) or
 ``{"file": F, "error": CLASS, "message": M}``.
+With ``--encode``, each decoded image is also encoded by ``wasinn.image.encode``
+(``png``, ``jpeg`` or ``webp``, ``webp-lossless``; an optional quality after a
+colon) and written to ``DIR`` (a preopened folder) under the input's base name
+plus the format's extension; the line adds ``"encoded": PATH`` and
+``"encode_seconds"`` (the fastest of N encodes).
 The native tests compare the pixels with Pillow's.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 import zlib
 
@@ -22,7 +28,31 @@ from wit_world import exports
 from wasinn import Tensor, image, print_line, run_command
 
 
-def decode_file(path: str, mode: str | None, repeat: int) -> dict[str, object]:
+def encode_file(
+    pixels: Tensor, path: str, spec: str, out_dir: str, repeat: int
+) -> dict[str, object]:
+    """Encode ``pixels`` as ``spec`` (``FORMAT[:QUALITY]``) into ``out_dir``."""
+    fmt, _, quality = spec.partition(":")
+    lossless = fmt == "webp-lossless"
+    fmt = "webp" if lossless else fmt
+    options: dict[str, object] = {"lossless": True} if lossless else {}
+    if quality:
+        options["quality"] = int(quality)
+    times: list[float] = []
+    data = b""
+    for _ in range(repeat):
+        start = time.perf_counter()
+        data = image.encode(pixels, fmt, **options)  # type: ignore[arg-type]
+        times.append(time.perf_counter() - start)
+    target = os.path.join(out_dir, os.path.basename(path) + "." + fmt)
+    with open(target, "wb") as f:
+        f.write(data)
+    return {"encoded": target, "encode_seconds": min(times)}
+
+
+def decode_file(
+    path: str, mode: str | None, repeat: int, encode: str | None = None, out_dir: str = "."
+) -> dict[str, object]:
     with open(path, "rb") as f:
         data = f.read()
     times: list[float] = []
@@ -47,12 +77,19 @@ def decode_file(path: str, mode: str | None, repeat: int) -> dict[str, object]:
     }
     if len(raw) <= 65536:
         out["hex"] = raw.hex()
+    if encode:
+        try:
+            out.update(encode_file(pixels, path, encode, out_dir, repeat))
+        except image.ImageError as exc:
+            out.update({"error": type(exc).__name__, "message": str(exc)})
     return out
 
 
 def main(args: list[str]) -> int:
     mode: str | None = None
     repeat = 1
+    encode: str | None = None
+    out_dir = "."
     files: list[str] = []
     it = iter(args)
     for arg in it:
@@ -60,10 +97,14 @@ def main(args: list[str]) -> int:
             mode = next(it)
         elif arg == "--repeat":
             repeat = max(1, int(next(it)))
+        elif arg == "--encode":
+            encode = next(it)
+        elif arg == "--out":
+            out_dir = next(it)
         else:
             files.append(arg)
     for path in files:
-        print_line(json.dumps(decode_file(path, mode, repeat)))
+        print_line(json.dumps(decode_file(path, mode, repeat, encode, out_dir)))
     return 0
 
 
