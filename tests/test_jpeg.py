@@ -11,11 +11,13 @@ Unsupported kinds, misuse and hostile files raise ``ImageError``.
 from __future__ import annotations
 
 import io
+import random
 import struct
 
 import pytest
 
 from wasinn._imagecore import ImageError
+from wasinn import image
 from wasinn._jpeg import decode_jpeg
 
 np = pytest.importorskip("numpy")
@@ -436,3 +438,26 @@ def test_host_rendering_memory_grows_at_most_3x_with_the_pixels(
             tracemalloc.stop()
     (low, small), (high, big) = peaks
     assert (high - low) / (big - small) <= 3.0
+
+
+@pytest.mark.parametrize("orientation", range(1, 9))
+def test_exif_transpose_turns_pixels_as_pillow(orientation: int) -> None:
+    """decode(exif_transpose=True) gives Pillow's ImageOps.exif_transpose pixels;
+    the info still says what the file says."""
+    from PIL import ImageOps
+
+    rng = random.Random(orientation)
+    source = Image.frombytes("RGB", (37, 21), bytes(rng.randrange(256) for _ in range(37 * 21 * 3)))
+    exif = source.getexif()
+    exif[0x0112] = orientation
+    out = io.BytesIO()
+    source.save(out, "JPEG", quality=95, exif=exif.tobytes())
+    data = out.getvalue()
+    want = ImageOps.exif_transpose(Image.open(io.BytesIO(data)))
+    pixels, info = image.decode_with_info(data, exif_transpose=True)
+    assert info["orientation"] == orientation
+    assert pixels.shape == (want.height, want.width, 3)
+    assert pixels.tobytes() == want.tobytes()
+    assert image.decode(data).shape == (21, 37, 3)  # as stored by default
+    gray = image.decode(data, exif_transpose=True, mode="L")
+    assert gray.tobytes() == want.convert("L").tobytes()

@@ -53,14 +53,8 @@ graphs, which work on bands of rows.
 
 from __future__ import annotations
 
-from ._imagecore import (
-    MAX_PIXELS,
-    Canvas,
-    ImageError,
-    ImageInfo,
-    ImageTooLargeError,
-    interleave,
-)
+from . import _pixels
+from ._imagecore import MAX_PIXELS, ImageError, ImageInfo, ImageTooLargeError
 from ._jpeg import decode_jpeg, encode_jpeg, probe_jpeg
 from ._png import SIGNATURE as _PNG_SIGNATURE
 from ._png import decode_png, encode_png, probe_png
@@ -83,6 +77,7 @@ __all__ = [
 
 #: The conversions ``decode`` offers (``None``: as stored).
 MODES = ("L", "RGB", "RGBA")
+_MODE_CHANNELS = {"L": 1, "RGB": 3, "RGBA": 4}
 #: What ``encode`` writes.
 FORMATS = ("png", "jpeg", "webp")
 
@@ -93,20 +88,29 @@ def decode(
     mode: str | None = None,
     name: str = "image",
     max_pixels: int = MAX_PIXELS,
+    exif_transpose: bool = False,
 ) -> Tensor:
     """Decode a PNG, JPEG, WebP, PGM or PPM file into a u8 ``(height, width, channels)`` tensor.
 
     ``mode``: ``None`` (channels as stored), ``"L"``, ``"RGB"`` or ``"RGBA"``.
     ``name`` labels error messages. Images of more than ``max_pixels`` pixels
     are refused with ``ImageTooLargeError`` before their pixels are decoded.
+    ``exif_transpose=True`` turns the pixels upright as the file's EXIF
+    orientation asks (what Pillow's ``ImageOps.exif_transpose`` does; a phone
+    photo taken upright is often stored sideways with orientation 6); by
+    default the pixels are as stored.
 
     Example::
 
         >>> t = decode(open("digit.png", "rb").read(), mode="L")
         >>> t.shape, t.dtype
         ((8, 8, 1), 'u8')
+        >>> decode(phone_jpeg, exif_transpose=True).shape   # stored 4032x3024, orientation 6
+        (4032, 3024, 3)
     """
-    return decode_with_info(data, mode=mode, name=name, max_pixels=max_pixels)[0]
+    return decode_with_info(
+        data, mode=mode, name=name, max_pixels=max_pixels, exif_transpose=exif_transpose
+    )[0]
 
 
 def decode_with_info(
@@ -115,10 +119,12 @@ def decode_with_info(
     mode: str | None = None,
     name: str = "image",
     max_pixels: int = MAX_PIXELS,
+    exif_transpose: bool = False,
 ) -> tuple[Tensor, dict[str, object]]:
     """``decode``, plus what the file says about itself: ``{"format": "png" |
-    "jpeg" | "ppm", ...}``; JPEGs add ``"orientation"`` (the EXIF value 1-8, or
-    ``None``), which is reported, not applied.
+    "jpeg" | "webp" | "ppm", ...}``; JPEGs add ``"orientation"`` (the EXIF
+    value 1-8, or ``None``): what the file says, whether or not
+    ``exif_transpose=True`` turned the pixels.
 
     Example::
 
@@ -139,8 +145,16 @@ def decode_with_info(
         width, height, channels, pixels, info = decode_webp(raw, name, max_pixels)
     else:
         width, height, channels, pixels, info = decode_ppm(raw, name, max_pixels)
-    if mode is not None:
-        pixels, channels = _convert(pixels, channels, mode)
+    orientation = info.get("orientation")
+    if exif_transpose and isinstance(orientation, int) and orientation != 1:
+        pixels = _pixels.orient(pixels, width, height, channels, orientation)
+        if orientation >= 5:
+            width, height = height, width
+    if mode is not None and channels != _MODE_CHANNELS[mode]:
+        pixels, channels = (
+            _pixels.convert(pixels, channels, _MODE_CHANNELS[mode]),
+            _MODE_CHANNELS[mode],
+        )
     return Tensor._wrap(pixels, (height, width, channels), "u8"), info
 
 
@@ -272,49 +286,3 @@ def _quality(quality: object, low: int, high: int, what: str) -> int:
     if isinstance(quality, bool) or not isinstance(quality, int) or not low <= quality <= high:
         raise ImageError(f"{what} quality is an int from {low} to {high}, not {quality!r}")
     return quality
-
-
-def _convert(pixels: bytes, channels: int, mode: str) -> tuple[bytes, int]:
-    want = {"L": 1, "RGB": 3, "RGBA": 4}[mode]
-    if channels == want:
-        return pixels, channels
-    if want == 1 and channels == 2:
-        return pixels[0::2], 1
-    count = len(pixels) // channels
-    canvas = Canvas(count * want)
-    out = canvas.view
-    if want == 1:
-        _luma(pixels, channels, out)
-        return canvas.finish(), 1
-    view = memoryview(pixels)  # strided views: interleave copies a chunk at a time
-    planes = [view[0::channels]] * 3 if channels <= 2 else [view[c::channels] for c in range(3)]
-    if want == 4:
-        planes.append(
-            view[channels - 1 :: channels] if channels in (2, 4) else memoryview(b"\xff" * count)
-        )
-    interleave(out, 0, planes)
-    return canvas.finish(), want
-
-
-# Pixels converted to luma at a time: what ``_luma`` needs beyond its input and output.
-_LUMA_CHUNK = 1 << 16
-
-
-def _luma(pixels: bytes, channels: int, out: memoryview) -> None:
-    """``(19595 R + 38470 G + 7471 B + 32768) >> 16`` of every pixel, into ``out``.
-
-    Each pixel gets a 32-bit lane of one big integer; the three products and
-    the rounding constant add up to less than 2**24 per lane, so no carry
-    crosses lanes and the result is byte 2 of each lane: a few whole-number
-    operations per chunk instead of Python work per pixel.
-    """
-    count = len(pixels) // channels
-    for start in range(0, count, _LUMA_CHUNK):
-        stop = min(count, start + _LUMA_CHUNK)
-        part = pixels[start * channels : stop * channels]
-        lanes = bytearray(4 * (stop - start))
-        total = int.from_bytes(b"\x00\x80\x00\x00" * (stop - start), "little")
-        for c, weight in ((0, 19595), (1, 38470), (2, 7471)):
-            lanes[0::4] = part[c::channels]
-            total += int.from_bytes(lanes, "little") * weight
-        out[start:stop] = total.to_bytes(4 * (stop - start), "little")[2::4]
