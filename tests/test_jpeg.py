@@ -16,8 +16,8 @@ import struct
 
 import pytest
 
-from wasinn._imagecore import ImageError
 from wasinn import image
+from wasinn._imagecore import ImageError
 from wasinn._jpeg import decode_jpeg
 
 np = pytest.importorskip("numpy")
