@@ -676,7 +676,11 @@ def compile_module(
             try:
                 stub = sjlj_splice.make_stub(real).binary
             except sjlj_splice.SpliceError as exc:
-                raise ExtError(f"{_shown(source)}: no stub for componentize-py: {exc}") from None
+                raise ExtError(
+                    f"{_shown(source)} has /* build_ext: sjlj */, but no stub can be made for "
+                    f"componentize-py ({exc}); a module that calls neither setjmp nor longjmp "
+                    f"needs no such comment."
+                ) from None
             _install(real, real_out)
             _install(stub, out)
             entry.update(real=real_out.name, real_output=_sha256(real_out))

@@ -395,7 +395,12 @@ def splice_component(component: bytes, pairs: Sequence[Pair]) -> bytes:
     if component[:4] != _MAGIC or _is_module(component):
         raise SpliceError("not a WebAssembly component")
     spliced = walk(component)
-    for (pair, _, _), count in zip(parsed, hits, strict=True):
+    for (pair, _, real), count in zip(parsed, hits, strict=True):
+        if count == 0 and real[_CODE] in component:
+            raise SpliceError(
+                f"{Path(pair.name).name}'s real code is in the component already (spliced "
+                f"before?), and its stub module is not; refusing to splice."
+            )
         if count != 1:
             raise SpliceError(
                 f"expected {Path(pair.name).name}'s stub module once in the component, found it "
