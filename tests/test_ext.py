@@ -30,12 +30,14 @@ from wasinn import DTYPES, _kernels
 sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT / "tests" / "kernels_app"))
 import build_ext  # noqa: E402
-import sjlj_splice  # noqa: E402
 import kernels_cases  # noqa: E402
+import sjlj_splice  # noqa: E402
 import wasmtime_flags  # noqa: E402
 
 TOOL = ROOT / "tools" / "build_ext.py"
 GUEST_SUFFIX = ".cpython-314-wasm32-wasi.so"
+REAL_SUFFIX = ".sjlj.wasm"  # a setjmp/longjmp module's real code (tools/sjlj_splice.py)
+SJLJ_APP = ROOT / "tests" / "sjlj_app"
 NP = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "u8": np.uint8,
       "i32": np.int32, "i64": np.int64}  # fmt: skip
 
@@ -442,10 +444,17 @@ def test_an_apps_c_module_goes_into_its_component(tmp_path: Path) -> None:
 def test_the_package_ships_the_wasm_build_for_users_without_clang(tmp_path: Path) -> None:
     """A wheel built from this checkout carries the guest's _kernels (with its C source and
     stub), not the native build; componentize-py builds a working component from the unpacked
-    wheel alone, as for a user who installed wasinn and has no clang."""
+    wheel alone, as for a user who installed wasinn and has no clang. A setjmp/longjmp module
+    ships as its two files (here tests/sjlj_app's, put into the copy of the package as
+    wasinn._sjlj), and tools/sjlj_splice.py puts its real code back from the unpacked wheel."""
     # From a copy: setuptools leaves build/lib and an .egg-info in the tree it builds.
     source = tmp_path / "source"
     shutil.copytree(ROOT / "guest", source / "guest", ignore=shutil.ignore_patterns("__pycache__"))
+    done = subprocess.run([sys.executable, str(TOOL), str(SJLJ_APP), "--targets", "guest"])
+    assert done.returncode == 0
+    sjlj_files = {"_sjlj" + GUEST_SUFFIX, "_sjlj" + REAL_SUFFIX}
+    for name in sjlj_files:
+        shutil.copy(SJLJ_APP / name, source / "guest" / "wasinn" / name)
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
     done = subprocess.run(
@@ -459,6 +468,8 @@ def test_the_package_ships_the_wasm_build_for_users_without_clang(tmp_path: Path
     assert "wasinn/_kernels" + GUEST_SUFFIX in names
     assert {"wasinn/_kernels.pyi", "wasinn/ext/_kernels.c", "wasinn/py.typed"} <= set(names)
     assert not [n for n in names if n.endswith(".abi3.so")]
+    shipped = {f"wasinn/{p.name}" for p in (ROOT / "guest" / "wasinn").glob("*" + REAL_SUFFIX)}
+    assert shipped | {f"wasinn/{n}" for n in sjlj_files} <= set(names)
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
     app = Path(shutil.copytree(ROOT / "tests" / "kernels_app", tmp_path / "app"))
@@ -470,6 +481,12 @@ def test_the_package_ships_the_wasm_build_for_users_without_clang(tmp_path: Path
         cwd=app, capture_output=True, text=True,
     )  # fmt: skip
     assert built.returncode == 0, built.stderr[-3000:]
+    spliced = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "sjlj_splice.py"), str(component), str(app),
+         str(site)], capture_output=True, text=True,
+    )  # fmt: skip
+    assert spliced.returncode == 0, spliced.stderr
+    assert "put _sjlj.sjlj.wasm back into kernels.wasm" in spliced.stderr
     case = {"dtype": "f32", "shape": [2, 2], "hex": "0000803f" * 3 + "00004040", "k": 2}
     (tmp_path / "cases.json").write_text(json.dumps([case]))
     purelib = Path(sysconfig.get_path("purelib"))
@@ -484,10 +501,6 @@ def test_the_package_ships_the_wasm_build_for_users_without_clang(tmp_path: Path
 
 
 # ---------------------------------------------------------------- setjmp/longjmp (build_ext: sjlj)
-
-SJLJ_APP = ROOT / "tests" / "sjlj_app"
-REAL_SUFFIX = ".sjlj.wasm"
-
 
 def test_setjmp_longjmp_natively() -> None:
     """tests/sjlj_app's _sjlj natively (glibc's setjmp): jumps out of deep chains raise

@@ -385,7 +385,8 @@ def guest_target(cache_dir: Path, sjlj: bool = False) -> Target:
         "compiler": tool_version(CLANG, cache_dir),
         "linker": tool_version(LLVM_BIN / "wasm-ld", cache_dir),
         "guest": f"{abi['soabi']} (componentize-py {abi['componentize-py']})",
-    }, library_flags=GUEST_TARGET_FLAGS, sjlj=sjlj_toolchain(cache_dir) if sjlj else None)  # fmt: skip
+    }, library_flags=GUEST_TARGET_FLAGS,
+       sjlj=sjlj_toolchain(cache_dir) if sjlj else None)  # fmt: skip
 
 
 def install_binaryen() -> Path:

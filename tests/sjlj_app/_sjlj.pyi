@@ -1,4 +1,4 @@
-"""setjmp/longjmp out of deep call chains (C: ``ext/_sjlj.c``, built with ``/* build_ext: sjlj */``).
+"""setjmp/longjmp out of deep call chains (C: ``ext/_sjlj.c``, with ``/* build_ext: sjlj */``).
 
 Example::
 
