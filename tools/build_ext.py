@@ -75,6 +75,7 @@ from typing import Any
 
 import build_stamp
 import c_libraries
+import sjlj_splice
 
 TOOLS = Path(__file__).resolve().parent
 ROOT = TOOLS.parent
@@ -101,6 +102,33 @@ PACKAGES = {
     "wasi-libc": WASI_SYSROOT / "include" / "wasm32-wasi" / "stdlib.h",
     "python3.11-dev": GUEST_PY_HEADERS / "Python.h",
 }
+#: What a guest build of a ``/* build_ext: sjlj */`` module needs as well: Debian
+#: packages by the command each provides (found on PATH: any Node.js will do).
+SJLJ_PACKAGES = {"nodejs": "node", "npm": "npm"}
+
+# setjmp/longjmp for the guest (``/* build_ext: sjlj */``): clang lowers them to
+# WebAssembly exception handling; our <setjmp.h> and runtime stand in for the
+# wasi-libc's missing ones; binaryen's wasm-opt (pinned in tools/node, installed
+# with npm into build/node) turns LLVM 19's legacy EH into the standard exnref
+# form wasmtime 49 runs; sjlj_splice.py hides it from componentize-py's pre-init.
+SJLJ_DIR = TOOLS / "wasm32-wasi" / "sjlj"
+SJLJ_HEADER = SJLJ_DIR / "setjmp.h"
+SJLJ_RUNTIME = (SJLJ_DIR / "wasm_sjlj_rt.c", SJLJ_DIR / "wasm_sjlj_tag.S")
+#: The module's own file: setjmp/longjmp calls lowered, our <setjmp.h> first.
+SJLJ_CFLAGS = ("-mllvm", "-wasm-enable-sjlj", f"-I{SJLJ_DIR}")
+#: The runtime: it throws the tag. -fPIC (in CFLAGS) or clang 19 crashes
+#: ("undefined tag symbol cannot be weak").
+SJLJ_RUNTIME_FLAGS = ("-mexception-handling",)
+#: Exactly the features clang's output uses, not ``-all``: that also turns on
+#: binaryen's compact import encoding, which wasmtime 49 refuses.
+WASM_OPT_FLAGS = (
+    "--enable-exception-handling", "--enable-reference-types", "--enable-multivalue",
+    "--enable-mutable-globals", "--enable-sign-ext", "--enable-nontrapping-float-to-int",
+    "--enable-bulk-memory", "--translate-to-exnref", "-g",
+)  # fmt: skip
+NODE_PACKAGE = TOOLS / "node"
+NODE_PREFIX = ROOT / "build" / "node"
+REAL_SUFFIX = sjlj_splice.REAL_SUFFIX
 
 # -ffp-contract=off: no fused multiply-adds on either target, so floating-point
 # results are the same natively and in the guest.
@@ -150,7 +178,7 @@ class ToolchainMissingError(ExtError):
 
     def __init__(self, packages: list[str]) -> None:
         super().__init__(
-            f"the C toolchain for extension modules is missing (Debian packages: "
+            f"the toolchain for C extension modules is missing (Debian packages: "
             f"{' '.join(packages)}); ./build.sh setup installs it (by hand: apt-get "
             f"install --no-install-recommends {' '.join(packages)})."
         )
@@ -160,19 +188,23 @@ class ToolchainMissingError(ExtError):
 # ---------------------------------------------------------------- toolchain
 
 
-def missing_packages() -> list[str]:
-    """The Debian packages of the toolchain that are not installed.
+def missing_packages(sjlj: bool = False) -> list[str]:
+    """The Debian packages of the toolchain that are not installed (with
+    ``sjlj``: also those of a guest build of a ``/* build_ext: sjlj */`` module).
 
     Example::
 
-        >>> missing_packages()   # doctest: +SKIP
-        ['wasi-libc']
+        >>> missing_packages(sjlj=True)   # doctest: +SKIP
+        ['wasi-libc', 'nodejs', 'npm']
     """
-    return [name for name, path in PACKAGES.items() if not path.exists()]
+    missing = [name for name, path in PACKAGES.items() if not path.exists()]
+    if sjlj:
+        missing += [name for name, command in SJLJ_PACKAGES.items() if not shutil.which(command)]
+    return missing
 
 
-def _require_toolchain() -> None:
-    missing = missing_packages()
+def _require_toolchain(sjlj: bool = False) -> None:
+    missing = missing_packages(sjlj)
     if missing:
         raise ToolchainMissingError(missing)
 
@@ -324,14 +356,26 @@ class Target:
     settings: dict[str, str] = field(default_factory=dict)
     #: The flags that choose the target, for compiling the C libraries a module links.
     library_flags: tuple[str, ...] = ()
+    #: How ``/* build_ext: sjlj */`` modules are built (the guest; None: as any other).
+    sjlj: Sjlj | None = None
+
+
+@dataclass(frozen=True)
+class Sjlj:
+    """The guest's setjmp/longjmp build: wasm-opt and what the outputs depend on."""
+
+    wasm_opt: Path
+    settings: tuple[tuple[str, str], ...]
+    files: tuple[tuple[str, Path], ...]
 
 
 def _extra_flags() -> tuple[str, ...]:
     return tuple(shlex.split(os.environ.get(EXTRA_FLAGS_ENV, "")))
 
 
-def guest_target(cache_dir: Path) -> Target:
-    """The wasm32-wasi target, after checking the guest's ABI."""
+def guest_target(cache_dir: Path, sjlj: bool = False) -> Target:
+    """The wasm32-wasi target, after checking the guest's ABI (with ``sjlj``:
+    ready for ``/* build_ext: sjlj */`` modules, binaryen installed)."""
     abi = guest_abi(cache_dir)
     check_guest_abi(abi)
     include = _guest_headers(cache_dir)
@@ -341,7 +385,54 @@ def guest_target(cache_dir: Path) -> Target:
         "compiler": tool_version(CLANG, cache_dir),
         "linker": tool_version(LLVM_BIN / "wasm-ld", cache_dir),
         "guest": f"{abi['soabi']} (componentize-py {abi['componentize-py']})",
-    }, library_flags=GUEST_TARGET_FLAGS)  # fmt: skip
+    }, library_flags=GUEST_TARGET_FLAGS,
+       sjlj=sjlj_toolchain(cache_dir) if sjlj else None)  # fmt: skip
+
+
+def install_binaryen() -> Path:
+    """binaryen's wasm-opt as ``tools/node/package-lock.json`` pins it, installed
+    with ``npm ci`` (from the npm registry, about 2 s, 100 MB) into
+    ``build/node/KEY`` once per lockfile; returns the wasm-opt script."""
+    lock = (NODE_PACKAGE / "package-lock.json").read_bytes()
+    key = hashlib.sha256((NODE_PACKAGE / "package.json").read_bytes() + lock).hexdigest()[:16]
+    home = NODE_PREFIX / key
+    wasm_opt = home / "node_modules" / "binaryen" / "bin" / "wasm-opt"
+    if wasm_opt.is_file():
+        return wasm_opt
+    print(f"build_ext: installing binaryen ({_shown(NODE_PACKAGE)}) with npm ci", file=sys.stderr)
+    NODE_PREFIX.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=NODE_PREFIX))
+    try:
+        for name in ("package.json", "package-lock.json"):
+            shutil.copyfile(NODE_PACKAGE / name, tmp / name)
+        argv = ["npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"]
+        done = subprocess.run(argv, cwd=tmp, capture_output=True, text=True)
+        if done.returncode:
+            raise ExtError(
+                f"npm ci could not install binaryen from {_shown(NODE_PACKAGE)} (is the npm "
+                f"registry reachable?): {(done.stdout + done.stderr).strip()[-2000:]}"
+            )
+        try:
+            tmp.rename(home)
+        except OSError:  # another build installed it meanwhile
+            if not wasm_opt.is_file():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return wasm_opt
+
+
+def sjlj_toolchain(cache_dir: Path) -> Sjlj:
+    """wasm-opt (installed when missing) and what a setjmp/longjmp module depends on."""
+    wasm_opt = install_binaryen()
+    return Sjlj(wasm_opt, settings=(
+        ("sjlj wasm-opt", tool_version(wasm_opt, cache_dir)),
+        ("sjlj flags", shlex.join([*SJLJ_CFLAGS, "|", *SJLJ_RUNTIME_FLAGS, "|", *WASM_OPT_FLAGS])),
+    ), files=(
+        *((f"sjlj {p.name}", p) for p in (SJLJ_HEADER, *SJLJ_RUNTIME)),
+        (f"tool {TOOLS.name}/sjlj_splice.py", Path(sjlj_splice.__file__)),
+        ("sjlj package-lock.json", NODE_PACKAGE / "package-lock.json"),
+    ))  # fmt: skip
 
 
 def native_target(cache_dir: Path) -> Target:
@@ -413,6 +504,23 @@ def linked_libraries(source: Path) -> list[str]:
     return [name for m in _LINK_COMMENT.finditer(source.read_text()) for name in m.group(1).split()]
 
 
+_SJLJ_COMMENT = re.compile(r"/\*\s*build_ext:\s*sjlj\s*\*/")
+
+
+def uses_sjlj(source: Path) -> bool:
+    """Whether a module's source opts into setjmp/longjmp with ``/* build_ext: sjlj */``.
+
+    Example::
+
+        >>> import pathlib, tempfile
+        >>> src = pathlib.Path(tempfile.mkdtemp()) / "_codec.c"
+        >>> _ = src.write_text("/* build_ext: sjlj */ #include <setjmp.h>")
+        >>> uses_sjlj(src)
+        True
+    """
+    return bool(_SJLJ_COMMENT.search(source.read_text()))
+
+
 @dataclass(frozen=True)
 class Linked:
     """The C libraries one module links for one target, built."""
@@ -450,18 +558,22 @@ def _sha256(path: Path) -> str:
 
 
 def _manifest(
-    source: Path, headers: Iterable[str], target: Target, linked: Linked
+    source: Path, headers: Iterable[str], target: Target, linked: Linked, sjlj: Sjlj | None
 ) -> dict[str, str]:
     """Everything an output depends on (build_stamp's format). OSError if a file is gone.
 
     A linked library stands in it by its build key, which covers its sources,
-    headers and flags: its headers are left out of the header list.
+    headers and flags: its headers are left out of the header list. A
+    setjmp/longjmp build (``sjlj``) adds its runtime's sources, header, the
+    splice tool that makes the stub, wasm-opt's version and every flag.
     """
+    extra_files = list(sjlj.files) if sjlj else []
+    extra_settings = list(sjlj.settings) if sjlj else []
     entries = build_stamp.manifest(
         files=[(f"source {source.name}", source), (f"tool {TOOLS.name}/build_ext.py",
-               Path(__file__))] + [(f"header {h}", Path(h)) for h in headers],
+               Path(__file__))] + [(f"header {h}", Path(h)) for h in headers] + extra_files,
         settings=[*target.settings.items(), ("target", target.name),
-                  ("flags", shlex.join(target.flags)), *linked.settings],
+                  ("flags", shlex.join(target.flags)), *linked.settings, *extra_settings],
     )  # fmt: skip
     # The CPU does not change what clang writes (no -march=native).
     entries.pop("setting host-cpu", None)
@@ -488,54 +600,112 @@ def _stamp_path(cache_dir: Path, folder: Path) -> Path:
     return cache_dir / "stamps" / f"{folder.name}-{key}.json"
 
 
+def _run(argv: Sequence[str], source: Path, target: Target, what: str) -> None:
+    if subprocess.run(argv).returncode:
+        raise ExtError(
+            f"could not {what} {_shown(source)} for {target.label} (the message is above; "
+            f"the command: {shlex.join(argv)})"
+        )
+
+
+def _module_sjlj(source: Path, target: Target) -> Sjlj | None:
+    """How ``source`` is built for ``target`` with setjmp/longjmp (None: as usual)."""
+    if target.name != "guest" or not uses_sjlj(source):
+        return None  # natively, glibc has setjmp/longjmp
+    if target.sjlj is None:
+        raise ExtError(f"{_shown(source)} wants setjmp/longjmp, but the guest target has no sjlj")
+    return target.sjlj
+
+
+def _install(data: bytes | Path, out: Path) -> None:
+    """Write ``out`` (bytes, or a copy of a file) beside itself, then rename it
+    into place: no reader sees half a file."""
+    partial = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    try:
+        if isinstance(data, Path):
+            shutil.copy2(data, partial)
+        else:
+            partial.write_bytes(data)
+        partial.replace(out)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
 def compile_module(
     name: str, source: Path, folder: Path, target: Target, linked: Linked, why: str
 ) -> dict[str, Any]:
-    """Compile one module for one target into ``folder``; return its stamp entry."""
+    """Compile one module for one target into ``folder``; return its stamp entry.
+
+    A ``/* build_ext: sjlj */`` module's guest build writes two files: the
+    stub under the guest's suffix (what componentize-py links) and the real
+    module as ``NAME.sjlj.wasm`` (see sjlj_splice.py).
+    """
     out = folder / f"{name}{target.suffix}"
-    print(f"build_ext: compiling {_shown(source)} for {target.label} ({why})", file=sys.stderr)
+    real_out = folder / f"{name}{REAL_SUFFIX}"
+    sjlj = _module_sjlj(source, target)
+    print(f"build_ext: compiling {_shown(source)} for {target.label}"
+          f"{' with setjmp/longjmp' if sjlj else ''} ({why})", file=sys.stderr)  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="wasinn-ext-") as tmp:
         depfile = Path(tmp) / f"{name}.d"
         # The linker writes the output's file name into it: the final name
         # keeps the build reproducible. It is then copied beside the final
         # file and renamed over it, so that no reader sees half a file.
         built = Path(tmp) / out.name
-        partial = folder / f".{out.name}.{os.getpid()}.tmp"
-        argv = [str(CLANG), *target.flags, f"-I{source.parent}",
+        runtime: list[str] = []
+        sjlj_flags: tuple[str, ...] = ()
+        if sjlj:
+            sjlj_flags = SJLJ_CFLAGS
+            for i, src in enumerate(SJLJ_RUNTIME):
+                obj = Path(tmp) / f"sjlj{i}.o"
+                _run([str(CLANG), *CFLAGS, *GUEST_TARGET_FLAGS, *SJLJ_RUNTIME_FLAGS, "-c",
+                      str(src), "-o", str(obj)], source, target, "compile the sjlj runtime for")
+                runtime.append(str(obj))
+        argv = [str(CLANG), *target.flags, *sjlj_flags, f"-I{source.parent}",
                 *(f"-I{d}" for d in linked.include), "-MD", "-MF", str(depfile),
-                str(source.resolve()), *(f"@{f}" for f in linked.link_files),
+                str(source.resolve()), *runtime, *(f"@{f}" for f in linked.link_files),
                 "-o", str(built)]  # fmt: skip
-        try:
-            done = subprocess.run(argv)
-            if done.returncode:
+        _run(argv, source, target, "compile")
+        roots = tuple(f"{d.resolve()}/" for d in linked.include)
+        headers = [h for h in _depfile_headers(depfile, source) if not h.startswith(roots)]
+        entry: dict[str, Any] = {"file": out.name, "headers": headers}
+        if sjlj:
+            # LLVM 19's legacy EH -> the standard exnref EH that wasmtime 49 runs.
+            exnref = Path(tmp) / f"{name}.exnref.wasm"
+            _run(["node", str(sjlj.wasm_opt), *WASM_OPT_FLAGS, str(built), "-o", str(exnref)],
+                 source, target, "translate (wasm-opt)")  # fmt: skip
+            real = exnref.read_bytes()
+            try:
+                stub = sjlj_splice.make_stub(real).binary
+            except sjlj_splice.SpliceError as exc:
                 raise ExtError(
-                    f"could not compile {_shown(source)} for {target.label} (clang's message "
-                    f"is above; the command: {shlex.join(argv)})"
-                )
-            roots = tuple(f"{d.resolve()}/" for d in linked.include)
-            headers = [h for h in _depfile_headers(depfile, source) if not h.startswith(roots)]
-            shutil.copy2(built, partial)
-            partial.replace(out)
-        finally:
-            partial.unlink(missing_ok=True)
-    return {
-        "file": out.name,
-        "headers": headers,
-        "manifest": _manifest(source, headers, target, linked),
-        "output": _sha256(out),
-    }
+                    f"{_shown(source)} has /* build_ext: sjlj */, but no stub can be made for "
+                    f"componentize-py ({exc}); a module that calls neither setjmp nor longjmp "
+                    f"needs no such comment."
+                ) from None
+            _install(real, real_out)
+            _install(stub, out)
+            entry.update(real=real_out.name, real_output=_sha256(real_out))
+        else:
+            _install(built, out)
+            if target.name == "guest":
+                real_out.unlink(missing_ok=True)  # no longer a setjmp/longjmp module
+    entry.update(manifest=_manifest(source, headers, target, linked, sjlj), output=_sha256(out))
+    return entry
 
 
 def _fresh(
     entry: dict[str, Any] | None, out: Path, source: Path, target: Target, linked: Linked
 ) -> str | None:
-    """None when the stamp entry matches the output and every input; else why not."""
+    """None when the stamp entry matches the output(s) and every input; else why not."""
     if not entry or entry.get("file") != out.name:
         return "not built yet"
     try:
         if _sha256(out) != entry.get("output"):
             return f"{out.name} is missing or was changed"
-        new = _manifest(source, entry.get("headers", []), target, linked)
+        if "real" in entry and _sha256(out.parent / entry["real"]) != entry.get("real_output"):
+            return f"{entry['real']} is missing or was changed"
+        new = _manifest(source, entry.get("headers", []), target, linked,
+                        _module_sjlj(source, target))  # fmt: skip
     except OSError as exc:
         return f"{exc.filename} is gone"
     old = entry.get("manifest", {})
@@ -555,9 +725,12 @@ def build_folder(folder: Path, targets: Sequence[Target], cache_dir: Path) -> li
     def forget(name: str) -> None:
         """Remove every output of a module: none may run once its source is gone or broken."""
         for entry in stamp.pop(name, {}).values():
-            (folder / entry["file"]).unlink(missing_ok=True)
+            for key in ("file", "real"):
+                if key in entry:
+                    (folder / entry[key]).unlink(missing_ok=True)
         for target in targets:
             (folder / f"{name}{target.suffix}").unlink(missing_ok=True)
+        (folder / f"{name}{REAL_SUFFIX}").unlink(missing_ok=True)
 
     for name in sorted(set(stamp) - set(found)):
         forget(name)
@@ -568,19 +741,15 @@ def build_folder(folder: Path, targets: Sequence[Target], cache_dir: Path) -> li
                 out = folder / f"{name}{target.suffix}"
                 try:
                     linked = link_libraries(source, target, cache_dir)
-                except ExtError:
-                    forget(name)
-                    raise
-                why = _fresh(entries.get(target.name), out, source, target, linked)
-                if why is not None:
-                    try:
+                    why = _fresh(entries.get(target.name), out, source, target, linked)
+                    if why is not None:
                         entries[target.name] = compile_module(
                             name, source, folder, target, linked, why
                         )
-                    except ExtError:
-                        forget(name)
-                        raise
-                    built.append(out)
+                        built.append(out)
+                except ExtError:
+                    forget(name)
+                    raise
     finally:
         if stamp or stamp_path.exists():
             _write_atomic(stamp_path, json.dumps(stamp, indent=1, sort_keys=True) + "\n")
@@ -601,12 +770,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--targets takes guest, native or both, not {args.targets!r}")
     try:
         targets: list[Target] = []
-        if any(modules(f) for f in args.folders):
-            _require_toolchain()
+        sources = [src for f in args.folders for src in modules(f).values()]
+        if sources:
+            sjlj = "guest" in wanted and any(uses_sjlj(src) for src in sources)
+            _require_toolchain(sjlj)
             for name in wanted:
-                targets.append(
-                    guest_target(args.cache) if name == "guest" else native_target(args.cache)
-                )
+                targets.append(guest_target(args.cache, sjlj) if name == "guest"
+                               else native_target(args.cache))  # fmt: skip
         for folder in args.folders:
             build_folder(folder, targets, args.cache)
     except ToolchainMissingError as exc:
