@@ -74,7 +74,8 @@ static const char *unsupported_process(int marker) {
 
 /* Failure.text for the message libjpeg just raised: what is wrong with the
  * file, in words that follow "NAME is ". Data that ran out explains any
- * error after it (libjpeg reads its fake end marker as if it were data). */
+ * error after it, and libjpeg's own message would mislead: it read its fake
+ * end marker as if it were data ("Bogus marker length"). */
 static void describe(j_common_ptr cinfo) {
     Failure *failure = (Failure *)cinfo->err;
     char said[JMSG_LENGTH_MAX];
@@ -91,10 +92,7 @@ static void describe(j_common_ptr cinfo) {
         const char *where = failure->stage == PIXELS ? "inside its image data"
                             : d->num_components == 0 ? "before its frame header (SOF)"
                                                      : "before its image data (SOS)";
-        if (code == JWRN_JPEG_EOF) /* "Premature end of JPEG file" adds nothing */
-            snprintf(text, size, "truncated: it ends %s", where);
-        else
-            snprintf(text, size, "truncated: it ends %s (libjpeg: %s)", where, said);
+        snprintf(text, size, "truncated: it ends %s", where);
     } else if (code == JERR_SOF_UNSUPPORTED) {
         snprintf(text, size, "an unsupported kind of JPEG: %s (SOF marker 0x%02X)",
                  unsupported_process(parm[0]), parm[0]);
