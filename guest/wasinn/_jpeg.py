@@ -18,10 +18,12 @@ pixels; libjpeg may then allocate a progressive file's coefficients (2 bytes
 a sample: a third to two thirds of the decoded pixels' bytes, by chroma
 sampling) and some megabytes of tables and rows, no more. A file cut short,
 or whose entropy-coded data is corrupt (libjpeg would paint the rest gray),
-is refused, as is a file of more than 500 scans (each scan costs a pass over
-the image). A file that only lacks its EOI marker decodes, as does a
-progressive file cut between two scans, and so do bytes after EOI (Pillow
-decodes all three). No other exception escapes.
+is refused, as Pillow refuses it (a progressive file cut between two scans
+too), and so is a file with more than 32 scans of one component (each scan
+costs a pass over the component however few bytes it has; encoders write
+at most about 6). A file that only lacks its EOI marker decodes (Pillow
+says "truncated"), and so does one with bytes after EOI. No other exception
+escapes.
 """
 
 from __future__ import annotations

@@ -36,8 +36,8 @@ def decode(
     """``(width, height, channels, pixels, exif)``. ``check(width, height,
     channels)`` is called once the header is read, before any memory is
     allocated for the pixels; an exception it raises propagates (a size
-    limit). Truncated or corrupt entropy-coded data, more than 500 scans and
-    a progressive component without a DC scan raise Error."""
+    limit). Truncated or corrupt entropy-coded data, more than 32 scans of
+    one component and a progressive component without a DC scan raise Error."""
 
 def encode(
     pixels: bytes,

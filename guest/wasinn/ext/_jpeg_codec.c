@@ -26,12 +26,13 @@
 #include <jerror.h>
 #include <jpeglib.h>
 
-/* Scans a file may have. Encoders write 1 (baseline) to about 10
- * (progressive); each scan costs a pass over every block of the components it
- * covers however few bytes it has, so thousands of tiny scans would make a
- * small file take minutes (libjpeg-turbo's own fuzzers stop at 500 too). */
-#define MAX_SCANS 500
-
+/* Scans of any one component a file may have. Encoders write up to about 6
+ * (libjpeg's progressive script: 6 of luma, 4 of each chroma component);
+ * each scan costs a pass over every block of its components however few
+ * bytes it has (one end-of-band run covers 32767 blocks), so thousands of
+ * tiny scans would make a small file take minutes: at this limit the scans
+ * of a file cost at most a few times what decoding its pixels costs. */
+#define MAX_PASSES 32
 /* What libjpeg may allocate besides a multi-scan file's coefficients: tables,
  * row buffers (a few dozen rows), saved markers. */
 #define MEMORY_SLACK (16L << 20)
@@ -151,11 +152,25 @@ static void fail(j_common_ptr cinfo, const char *text) {
     longjmp(failure->escape, 1);
 }
 
-/* Called by libjpeg as it reads each batch of input (and between scans). */
-static void watch_scans(j_common_ptr cinfo) {
-    if (((j_decompress_ptr)cinfo)->input_scan_number > MAX_SCANS)
-        fail(cinfo, "refused: it has more than " Py_STRINGIFY(MAX_SCANS) " scans (encoders "
-                    "write at most about 10; each costs a pass over the whole image)");
+/* libjpeg's progress monitor, with the scans of each component counted. */
+typedef struct {
+    struct jpeg_progress_mgr pub; /* first: libjpeg passes a pointer to it */
+    int scan;                     /* the scan last counted */
+    int passes[MAX_COMPONENTS];
+} Watch;
+
+/* Called by libjpeg before it reads each batch of input, so at least once
+ * per scan, before that scan's data. */
+static void count_scans(j_common_ptr cinfo) {
+    j_decompress_ptr d = (j_decompress_ptr)cinfo;
+    Watch *watch = (Watch *)cinfo->progress;
+    if (d->input_scan_number == watch->scan) return;
+    watch->scan = d->input_scan_number;
+    for (int i = 0; i < d->comps_in_scan; i++)
+        if (++watch->passes[d->cur_comp_info[i]->component_index] > MAX_PASSES)
+            fail(cinfo, "refused: it has more than " Py_STRINGIFY(MAX_PASSES) " scans of one "
+                        "component (encoders write at most about 6; each costs a pass over "
+                        "the whole component)");
 }
 
 static void init_failure(Failure *failure, j_common_ptr cinfo, enum stage stage) {
@@ -254,14 +269,20 @@ static uint64_t coefficient_bytes(j_decompress_ptr cinfo) {
     return total;
 }
 
-/* For a progressive file, whether every component had a DC scan: without
- * one libjpeg paints the component flat, from a file that can be a few
- * bytes whatever size it declares. */
-static int every_component_has_dc(j_decompress_ptr cinfo) {
-    if (!cinfo->progressive_mode || cinfo->coef_bits == NULL) return 1;
-    for (int ci = 0; ci < cinfo->num_components; ci++)
-        if (cinfo->coef_bits[ci][0] < 0) return 0;
-    return 1;
+/* For a progressive file: why its scans do not make a whole image, or NULL.
+ * Without a DC scan libjpeg paints a component flat, from a file that can
+ * be a few bytes whatever size it declares. A file whose data ran out with
+ * coefficients short of their last bit was cut between two scans (encoders
+ * end with every coefficient refined to bit 0); libjpeg would show the
+ * blurred image a browser shows while loading, Pillow calls it truncated. */
+static const char *progression_gap(j_decompress_ptr cinfo, int ran_out) {
+    if (!cinfo->progressive_mode || cinfo->coef_bits == NULL) return NULL;
+    for (int ci = 0; ci < cinfo->num_components; ci++) {
+        if (cinfo->coef_bits[ci][0] < 0) return "corrupt: a component has no DC scan";
+        for (int k = 0; ran_out && k < DCTSIZE2; k++)
+            if (cinfo->coef_bits[ci][k] != 0) return "truncated: it ends between two scans";
+    }
+    return NULL;
 }
 
 static PyObject *decode(PyObject *self, PyObject *args) {
@@ -270,7 +291,7 @@ static PyObject *decode(PyObject *self, PyObject *args) {
     (void)self;
     if (!PyArg_ParseTuple(args, "y*O:decode", &data, &check)) return NULL;
     struct jpeg_decompress_struct cinfo;
-    struct jpeg_progress_mgr progress = {.progress_monitor = watch_scans};
+    Watch watch = {.pub = {.progress_monitor = count_scans}};
     Failure failure;
     /* Set after setjmp and read after a longjmp: volatile, so the value
      * is not one cached in a register at setjmp time. */
@@ -283,7 +304,7 @@ static PyObject *decode(PyObject *self, PyObject *args) {
         PyErr_SetString(Error, failure.text);
         goto done;
     }
-    cinfo.progress = &progress;
+    cinfo.progress = &watch.pub;
     read_header(&cinfo, &data);
     int channels = output_channels(&cinfo, &failure);
     if (channels < 0) {
@@ -300,8 +321,8 @@ static PyObject *decode(PyObject *self, PyObject *args) {
     uint64_t budget = coefficient_bytes(&cinfo) + MEMORY_SLACK;
     cinfo.mem->max_memory_to_use = budget < LONG_MAX ? (long)budget : LONG_MAX;
     jpeg_start_decompress(&cinfo); /* a multi-scan file's scans are all read here */
-    if (!every_component_has_dc(&cinfo))
-        fail((j_common_ptr)&cinfo, "corrupt: a component has no DC scan");
+    const char *gap = progression_gap(&cinfo, failure.ran_out);
+    if (gap != NULL) fail((j_common_ptr)&cinfo, gap);
     failure.stage = PIXELS;
     size_t stride = (size_t)cinfo.output_width * (size_t)cinfo.output_components;
     if ((uint64_t)stride * cinfo.output_height > SIZE_MAX / 2) {
