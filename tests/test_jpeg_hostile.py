@@ -13,6 +13,7 @@ import json
 import subprocess
 import sys
 import time
+from typing import Any
 
 import pytest
 from conftest import ROOT
@@ -20,6 +21,7 @@ from jpeg_hostile import BOMB_SIDE, cases
 
 from wasinn import image
 
+np = pytest.importorskip("numpy")
 Image = pytest.importorskip("PIL.Image")
 
 CASES = cases()
@@ -68,6 +70,37 @@ print(json.dumps({"outcome": outcome, "seconds": seconds, "peak_kb": peak_kb() -
 """
 
 
+def measured(folder: object, name: str, data: bytes) -> dict[str, Any]:
+    """Decode ``data`` alone in a child process: outcome, CPU seconds and the
+    KB its decode added to the peak resident memory."""
+    path = folder / f"{name}.jpg"  # type: ignore[operator]
+    path.write_bytes(data)
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURE, str(ROOT / "guest"), str(path)],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="VmHWM is Linux's")
+@pytest.mark.parametrize(
+    "options", [{"subsampling": 0, "progressive": True}, {"progressive": True}, {}],
+    ids=["444-progressive", "420-progressive", "420-baseline"],
+)  # fmt: skip
+def test_decoding_needs_at_most_3x_the_pixels(tmp_path: object, options: dict[str, object]) -> None:
+    """A 2048x1536 photo-like file: libjpeg's coefficients (a progressive
+    4:4:4 file's are twice its pixels' bytes) and the pixels stay within
+    image.py's bound of 3 times the pixels plus a few MB."""
+    rng = np.random.default_rng(5)
+    photo = np.clip(np.cumsum(rng.integers(-4, 5, (1536, 2048, 3)), axis=1) + 128, 0, 255)
+    out = io.BytesIO()
+    Image.fromarray(photo.astype(np.uint8)).save(out, "JPEG", quality=90, **options)
+    got = measured(tmp_path, "photo", out.getvalue())
+    pixels_kb = 2048 * 1536 * 3 // 1024
+    assert got["outcome"] == f"decoded {pixels_kb * 1024} bytes"
+    assert got["peak_kb"] <= 3 * pixels_kb + 8 * 1024, got
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="VmHWM is Linux's")
 def test_big_declared_sizes_stay_small(tmp_path: object) -> None:
     """What the decode of each big-header case adds to the process's peak
@@ -77,13 +110,7 @@ def test_big_declared_sizes_stay_small(tmp_path: object) -> None:
     what a real file of that size needs too; its scans stop at 33)."""
     report = []
     for name in BIG:
-        path = tmp_path / f"{name}.jpg"  # type: ignore[operator]
-        path.write_bytes(CASES[name][0])
-        done = subprocess.run(
-            [sys.executable, "-c", _MEASURE, str(ROOT / "guest"), str(path)],
-            capture_output=True, text=True, timeout=60, check=True,
-        )  # fmt: skip
-        got = json.loads(done.stdout)
+        got = measured(tmp_path, name, CASES[name][0])
         report.append(
             f"{name}: {got['seconds']:.2f} s, +{got['peak_kb'] >> 10} MB: {got['outcome']}"
         )
