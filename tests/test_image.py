@@ -368,12 +368,8 @@ def test_ppm_errors() -> None:
 def test_jpeg_goes_to_the_jpeg_decoder() -> None:
     out = io.BytesIO()
     Image.new("RGB", (4, 4), (200, 10, 10)).save(out, "JPEG")
-    try:
-        t, info = image.decode_with_info(out.getvalue())
-    except ImageError as exc:  # the placeholder decoder
-        assert "JPEG" in str(exc)
-    else:
-        assert t.shape == (4, 4, 3) and info["format"] == "jpeg"
+    t, info = image.decode_with_info(out.getvalue())
+    assert t.shape == (4, 4, 3) and info["format"] == "jpeg"
 
 
 def test_decoders_report_format() -> None:
@@ -674,7 +670,7 @@ def test_probe_refuses_non_images_and_truncated_headers() -> None:
         (with_ihdr(4, 3, colour=5), "colour type 5 does not exist"),
         (with_ihdr(0, 3), "its size is 0x3"),
         (jpeg.getvalue()[:sof], "truncated: it ends before its frame header"),
-        (jpeg.getvalue()[: sof + 8], "truncated or corrupt: marker 0xC0"),
+        (jpeg.getvalue()[: sof + 8], "truncated: it ends before its image data"),
         (cmyk.getvalue(), "unsupported kind of JPEG: CMYK"),
         (b"P6 12 ", "truncated in its header"),
         (b"P3\n1 1\n255\n0 0 0\n", "ASCII pixmap"),

@@ -25,11 +25,12 @@ How each format maps to 8 bits: PNG 16-bit samples keep their high byte,
 ``tRNS`` chunk); PGM/PPM samples are scaled by 255/maxval. See ``_png.py``,
 ``_ppm.py`` and ``_jpeg.py`` for the details of each.
 
-The decoders are Python (stdlib and zlib). Inside a component the per-pixel
-work of big images goes to the host as ``GraphBuilder`` graphs, compiled on
-the first image of each geometry and then reused: a JPEG's dequantisation,
-IDCT, upsampling and colour conversion, and a PNG's Average/Paeth
-unfiltering. The pixels are the same either way (the graphs compute the same
+JPEG is libjpeg-turbo, compiled into the component (``ext/_jpeg_codec.c``):
+its pixels are Pillow's, and ``encode(..., "jpeg")`` writes Pillow's bytes.
+The PNG and PPM decoders are Python (stdlib and zlib); inside a component a
+PNG's Average/Paeth unfiltering of big images goes to the host as
+``GraphBuilder`` graphs, compiled on the first image of each geometry and
+then reused. The pixels are the same either way (the graphs compute the same
 integers), and the pure path takes over if the host fails.
 
 Anything that is not a decodable image (corrupt, truncated, unsupported, or
