@@ -15,6 +15,7 @@
  * too (see emit_message): the pixels would be partly invented.
  */
 /* build_ext: link libjpeg-turbo */
+/* build_ext: sjlj */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <limits.h>
