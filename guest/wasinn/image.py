@@ -1,4 +1,4 @@
-"""Decode image files (PNG, JPEG, binary PGM/PPM) into u8 tensors.
+"""Decode image files (PNG, JPEG, WebP, binary PGM/PPM) into u8 tensors.
 
 ``decode(data)`` takes a file's bytes and returns a ``Tensor`` of dtype
 ``"u8"`` and shape ``(height, width, channels)``; the format comes from the
@@ -22,12 +22,15 @@ as Pillow's ``Image.convert`` does:
 
 How each format maps to 8 bits: PNG 16-bit samples keep their high byte,
 1/2/4-bit gray is scaled to 0..255, palette PNGs become RGB (RGBA with a
-``tRNS`` chunk); PGM/PPM samples are scaled by 255/maxval. See ``_png.py``,
-``_ppm.py`` and ``_jpeg.py`` for the details of each.
+``tRNS`` chunk); PGM/PPM samples are scaled by 255/maxval; WebP is RGB, or
+RGBA when the file has alpha (animated WebPs are refused). See ``_png.py``,
+``_ppm.py``, ``_jpeg.py`` and ``_webp.py`` for the details of each.
 
-The decoders are Python (stdlib and zlib). Inside a component the per-pixel
-work of big images goes to the host as ``GraphBuilder`` graphs, compiled on
-the first image of each geometry and then reused: a JPEG's dequantisation,
+The decoders are Python (stdlib and zlib), except WebP's: libwebp, in C
+(wasinn's ``_webp_codec`` extension module, at native speed in a component
+too). Inside a component the per-pixel work of big PNGs and JPEGs goes to
+the host as ``GraphBuilder`` graphs, compiled on the first image of each
+geometry and then reused: a JPEG's dequantisation,
 IDCT, upsampling and colour conversion, and a PNG's Average/Paeth
 unfiltering. The pixels are the same either way (the graphs compute the same
 integers), and the pure path takes over if the host fails.
@@ -117,8 +120,9 @@ def decode_with_info(
     max_pixels: int = MAX_PIXELS,
 ) -> tuple[Tensor, dict[str, object]]:
     """``decode``, plus what the file says about itself: ``{"format": "png" |
-    "jpeg" | "ppm", ...}``; JPEGs add ``"orientation"`` (the EXIF value 1-8, or
-    ``None``), which is reported, not applied.
+    "jpeg" | "webp" | "ppm", ...}``; WebPs add ``"lossless"`` (bool); JPEGs add
+    ``"orientation"`` (the EXIF value 1-8, or ``None``), which is reported,
+    not applied.
 
     Example::
 
@@ -146,7 +150,7 @@ def decode_with_info(
 
 def probe(data: bytes | bytearray | memoryview, *, name: str = "image") -> ImageInfo:
     """What the file's header says, without decoding it: an ``ImageInfo``
-    with ``format`` (``"png"``, ``"jpeg"`` or ``"ppm"``), ``width``,
+    with ``format`` (``"png"``, ``"jpeg"``, ``"webp"`` or ``"ppm"``), ``width``,
     ``height`` and ``channels`` (what ``decode`` returns with ``mode=None``).
 
     Only headers are read (PNG: the chunks before the image data; JPEG: the
@@ -186,7 +190,8 @@ def _file_bytes(data: object, name: str, what: str) -> bytes:
 
 
 def _format(raw: bytes, name: str) -> str:
-    """The format from the signature: "png", "jpeg" or "ppm"; ImageError for anything else."""
+    """The format from the signature: "png", "jpeg", "webp" or "ppm"; ImageError
+    for anything else."""
     if raw.startswith(_PNG_SIGNATURE):
         return "png"
     if raw.startswith(b"\xff\xd8"):
