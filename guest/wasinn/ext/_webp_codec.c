@@ -163,7 +163,8 @@ static PyObject *encode(PyObject *self, PyObject *args) {
                           &quality, &lossless))
         return NULL;
     if (width <= 0 || height <= 0 || channels < 1 || channels > 4 || quality < 0 ||
-        quality > 100 || size / channels / width != height || size % ((Py_ssize_t)channels * width)) {
+        quality > 100 || size % ((Py_ssize_t)channels * width) ||
+        size / channels / width != height) {
         PyErr_Format(PyExc_ValueError,
                      "encode takes %d x %d x %d u8 pixels and a quality of 0..100, got %zd bytes "
                      "and quality %d",
@@ -210,11 +211,13 @@ static PyObject *encode(PyObject *self, PyObject *args) {
     Py_END_ALLOW_THREADS
     PyMem_Free(widened);
     PyObject *out = NULL;
-    if (!ok && (picture.error_code == VP8_ENC_ERROR_OUT_OF_MEMORY ||
-                picture.error_code == VP8_ENC_ERROR_BITSTREAM_OUT_OF_MEMORY || picture.error_code == VP8_ENC_OK))
-        PyErr_NoMemory(); /* an import fails only when it cannot allocate the picture */
+    WebPEncodingError error = picture.error_code;
+    /* An import fails only when it cannot allocate the picture (error_code stays OK). */
+    if (!ok && (error == VP8_ENC_OK || error == VP8_ENC_ERROR_OUT_OF_MEMORY ||
+                error == VP8_ENC_ERROR_BITSTREAM_OUT_OF_MEMORY))
+        PyErr_NoMemory();
     else if (!ok)
-        PyErr_SetString(PyExc_ValueError, encode_problem(picture.error_code));
+        PyErr_SetString(PyExc_ValueError, encode_problem(error));
     else
         out = PyBytes_FromStringAndSize((const char *)writer.mem, (Py_ssize_t)writer.size);
     WebPPictureFree(&picture);
