@@ -395,3 +395,53 @@ def test_component_refuses_hostile_webps_in_bounded_memory(image_app: Path, tmp_
         f"\nhostile WebPs: {len(names)} refused; linear memory {base.linear_mb:.0f} MB -> "
         f"{run.linear_mb:.0f} MB, peak RSS {base.peak_rss_mb:.0f} -> {run.peak_rss_mb:.0f} MB"
     )
+
+
+def best_of(runs: int, work: Any, *args: Any, **kw: Any) -> float:
+    """The fastest of ``runs`` calls of ``work(*args, **kw)``, in seconds."""
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        work(*args, **kw)
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+@pytest.mark.integration
+def test_component_webp_timings_against_pillow(image_app: Path, tmp_path: Path) -> None:
+    """Decode times, best of 10, and encode times, one each (lossless at
+    Pillow's quality 80 takes seconds on a photo): the guest (image_app ``--repeat``) next
+    to native wasinn and Pillow on the same files, printed for the report."""
+    files = {}
+    for w, h in ((640, 480), (1920, 1080)):
+        files[f"lossy_{w}x{h}.webp"] = pillow_webp(photo(w, h), quality=80)
+        files[f"lossless_{w}x{h}.webp"] = pillow_webp(photo(w, h), lossless=True)
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    (tmp_path / "out").mkdir()
+    names = sorted(files)
+    decoded = run_app(image_app, tmp_path, "--repeat", "10", *names)
+    runs = {
+        spec: run_app(
+            image_app, tmp_path, "--repeat", "1", "--encode", spec, "--out", "out", *names
+        )
+        for spec in ("webp:80", "webp-lossless")
+    }
+    report = ["", "file: decode guest best/first, native wasinn, Pillow | encode guest, Pillow"]
+    for i, name in enumerate(names):
+        data = files[name]
+        spec = "webp-lossless" if name.startswith("lossless") else "webp:80"
+        got, encoded = decoded[i], runs[spec][i]
+        assert got["file"] == name and got["crc32"] == zlib.crc32(pillow_read(data)[1])
+        native = best_of(10, image.decode, data)
+        pillow = best_of(10, pillow_read, data)
+        pixels = Image.open(io.BytesIO(data)).convert("RGB")
+        options = {"lossless": True} if spec == "webp-lossless" else {"quality": 80}
+        pillow_encode = best_of(1, pixels.save, io.BytesIO(), "WEBP", **options)
+        report.append(
+            f"{name}: decode {got['seconds']:.4f}/{got['first']:.4f} s, {native:.4f} s, "
+            f"{pillow:.4f} s | encode ({spec}) {encoded['encode_seconds']:.4f} s, "
+            f"{pillow_encode:.4f} s"
+        )
+        assert float(got["seconds"]) < 10 and float(encoded["encode_seconds"]) < 60  # sanity
+    print("\n".join(report))
