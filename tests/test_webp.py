@@ -397,6 +397,39 @@ def test_component_refuses_hostile_webps_in_bounded_memory(image_app: Path, tmp_
     )
 
 
+@pytest.mark.integration
+def test_component_decodes_big_webps_in_3x_their_pixels(image_app: Path, tmp_path: Path) -> None:
+    """2048x1536 lossless (RGB, RGBA) and lossy+alpha files, each alone in a
+    component against an 8x8 one: the guest's linear memory grows by at most
+    3 times the pixels plus 32 MB (the bound wasinn.image documents; the file
+    itself and image_app's copy of the pixels are in it too). libwebp's
+    lossless decoder holds the whole image as ARGB (4 bytes a pixel)."""
+    from guest_memory import run_measured
+
+    files = {
+        "tiny.webp": webp_file("lossy", 8, 8),
+        "lossless_rgb.webp": pillow_webp(photo(2048, 1536), lossless=True, quality=0),
+        "lossless_rgba.webp": pillow_webp(photo(2048, 1536, alpha=True), lossless=True, quality=0),
+        "lossy_rgba.webp": pillow_webp(photo(2048, 1536, alpha=True), quality=80),
+    }
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    runs = {name: run_measured(ROOT / "build.sh", APP, [name], tmp_path) for name in files}
+    base = runs.pop("tiny.webp").linear_mb
+    assert base is not None
+    report = []
+    for name, run in runs.items():
+        got = json.loads(run.lines[0])
+        assert got["crc32"] == zlib.crc32(pillow_read(files[name])[1]), name
+        pixels_mb = got["bytes"] / (1 << 20)
+        assert run.linear_mb is not None and run.linear_mb - base <= 3 * pixels_mb + 32, name
+        report.append(
+            f"{name} ({len(files[name]) >> 10} KB): linear memory +{run.linear_mb - base:.0f} MB"
+            f" for {pixels_mb:.0f} MB of pixels"
+        )
+    print("\n" + "\n".join(report))
+
+
 def best_of(runs: int, work: Any, *args: Any, **kw: Any) -> float:
     """The fastest of ``runs`` calls of ``work(*args, **kw)``, in seconds."""
     times = []
