@@ -22,25 +22,30 @@
 #include <webp/decode.h>
 #include <webp/encode.h>
 
-/* Why libwebp refused a file, phrased to follow the file's name. */
-static const char *decode_problem(VP8StatusCode status) {
+/* Why libwebp refused a file, phrased to follow the file's name. ``where``:
+   what was being read, the headers (0) or a lossy (1) or lossless (2) image. */
+static const char *decode_problem(VP8StatusCode status, int where) {
+    static const char *corrupt[] = {
+        "is corrupt: its WebP headers (RIFF, VP8X or the frame header) are invalid",
+        "is corrupt: its lossy (VP8) image data or its alpha (ALPH) is invalid",
+        "is corrupt: its lossless (VP8L) image data is invalid",
+    };
     switch (status) {
     case VP8_STATUS_NOT_ENOUGH_DATA:
-        return "is truncated: its WebP data ends before the image does";
+        return where ? "is truncated: its WebP data ends before the image does"
+                     : "is truncated: its WebP headers end early";
     case VP8_STATUS_UNSUPPORTED_FEATURE:
         return "uses a WebP feature that is not supported";
-    case VP8_STATUS_BITSTREAM_ERROR:
-        return "is corrupt: libwebp found an error in its WebP bitstream or chunks";
-    default: /* INVALID_PARAM, SUSPENDED, USER_ABORT: not reachable with whole data */
-        return "is corrupt: libwebp cannot decode it";
+    default: /* BITSTREAM_ERROR; INVALID_PARAM, SUSPENDED, USER_ABORT do not occur here */
+        return corrupt[where];
     }
 }
 
 /* ValueError(problem) for a refused file; MemoryError when libwebp ran out. */
-static PyObject *decode_error(VP8StatusCode status) {
+static PyObject *decode_error(VP8StatusCode status, int where) {
     if (status == VP8_STATUS_OUT_OF_MEMORY)
         return PyErr_NoMemory();
-    PyErr_SetString(PyExc_ValueError, decode_problem(status));
+    PyErr_SetString(PyExc_ValueError, decode_problem(status, where));
     return NULL;
 }
 
@@ -51,7 +56,7 @@ static int features_of(const char *data, Py_ssize_t size, WebPBitstreamFeatures 
     status = WebPGetFeatures((const uint8_t *)data, (size_t)size, features);
     Py_END_ALLOW_THREADS
     if (status != VP8_STATUS_OK) {
-        decode_error(status);
+        decode_error(status, 0);
         return -1;
     }
     return 0;
@@ -111,7 +116,8 @@ static PyObject *decode(PyObject *self, PyObject *args) {
     WebPFreeDecBuffer(&config.output); /* frees nothing of ours: the memory is external */
     if (status != VP8_STATUS_OK) {
         Py_DECREF(out);
-        return decode_error(status);
+        /* format: 1 lossy, 2 lossless (0, mixed, is only an animation's) */
+        return decode_error(status, config.input.format == 2 ? 2 : 1);
     }
     return out;
 }
