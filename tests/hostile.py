@@ -856,7 +856,7 @@ def _jpeg_structure_cases(seed: bytes) -> dict[str, bytes]:
 
 
 def other_format_cases() -> dict[str, bytes]:
-    """Real files of formats the endpoints do not take (written by Pillow),
+    """Real files of other formats (written by Pillow; of them the endpoints take WebP),
     bare signatures of more, and binary PGM/PPM (which wasinn.image reads)
     with hostile headers."""
     digit = Image.open(ROOT / "apps" / "digits" / "samples" / "digit3_002.png").convert("RGB")
@@ -936,10 +936,11 @@ def image_cases(rng: random.Random) -> list[HttpCase]:
     for seed_name in ("digit-jpeg", "digit-jpeg-progressive", "line-jpeg"):
         for name, body in _jpeg_structure_cases(seeds[seed_name]).items():
             fixed[f"{seed_name}-{name}"] = (body, True)
-    # Valid PGM/PPM (comments are part of their header) are served.
-    valid_pnm = ("pnm-gray-8x8", "pnm-rgb-8x8", "pnm-gray-16-bit", "pnm-100k-comment")
+    # Valid PGM/PPM (comments are part of their header) and WebP (which
+    # wasinn.image decodes since libwebp came in) are served.
+    served = ("pnm-gray-8x8", "pnm-rgb-8x8", "pnm-gray-16-bit", "pnm-100k-comment", "format-webp")
     fixed.update(
-        (name, (body, name.startswith(valid_pnm))) for name, body in other_format_cases().items()
+        (name, (body, name.startswith(served))) for name, body in other_format_cases().items()
     )
     fixed.update((name, (body, False)) for name, body in _random_bytes_cases(rng).items())
     fixed.update((f"seed-{name}", (body, True)) for name, body in seeds.items())

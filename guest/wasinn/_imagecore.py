@@ -56,8 +56,8 @@ class ImageTooLargeError(ImageError):
 
 
 class ImageInfo(NamedTuple):
-    """What an image file's header says: ``format`` (``"png"``, ``"jpeg"`` or
-    ``"ppm"``), ``width``, ``height`` and ``channels``, the channels
+    """What an image file's header says: ``format`` (``"png"``, ``"jpeg"``,
+    ``"webp"`` or ``"ppm"``), ``width``, ``height`` and ``channels``, the channels
     ``decode`` returns with ``mode=None`` (1 gray, 2 gray+alpha, 3 RGB,
     4 RGBA).
 

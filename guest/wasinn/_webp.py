@@ -1,8 +1,30 @@
-"""WebP (placeholder until the libwebp codec lands)."""
+"""WebP decoding and encoding (libwebp 1.2.4, in C: ``_webp_codec``).
+
+Decoding gives what Pillow gives: RGB for an opaque file, RGBA when the file
+has alpha (a lossy file with an ``ALPH`` chunk, or a lossless one whose header
+says alpha is used), byte for byte Pillow's pixels for lossy and lossless
+files alike (libwebp's lossy decoding is exact integer arithmetic, the same
+in every version). Animated WebPs are refused: an animation is a sequence of
+frames composited on a canvas, not one image.
+
+Memory: the headers' size is checked against ``max_pixels`` before anything
+is allocated; libwebp then writes the pixels into the result, allocated once
+at its final size, and needs at most 4 bytes a pixel of its own while it
+works (a lossless file's ARGB image; a lossy one needs a few rows, plus its
+alpha plane), well within wasinn.image's three times the pixels.
+
+Encoding writes RGB or RGBA; gray and gray+alpha are widened to RGB and RGBA
+first (WebP has no gray). An RGBA image whose alpha is all 255 is written
+without alpha, and so decodes as RGB. Lossy files use Pillow's defaults at
+the given quality; lossless ones use ``quality`` as the effort, as Pillow
+does, and keep the colour of fully transparent pixels, so that they decode
+to exactly the pixels encoded.
+"""
 
 from __future__ import annotations
 
-from ._imagecore import ImageError, ImageInfo
+from . import _webp_codec
+from ._imagecore import ImageError, ImageInfo, check_size
 
 Info = dict[str, object]
 
@@ -12,15 +34,58 @@ def is_webp(data: bytes) -> bool:
     return data[:4] == b"RIFF" and data[8:12] == b"WEBP"
 
 
+def _headers(data: bytes, name: str, max_pixels: int | None) -> tuple[int, int, int, bool]:
+    """(width, height, channels decode gives, lossless) of a still WebP, or ImageError."""
+    try:
+        width, height, alpha, animated, lossless = _webp_codec.probe(data)
+    except ValueError as exc:
+        raise ImageError(f"{name} {exc}") from None
+    if animated:
+        raise ImageError(
+            f"{name} is an animated WebP, which is not supported (only still images are)"
+        )
+    check_size(name, width, height, max_pixels)
+    return width, height, 4 if alpha else 3, lossless
+
+
 def probe_webp(data: bytes, name: str) -> ImageInfo:
-    raise ImageError(f"{name}: WebP is not supported yet")
+    """What the headers of WebP ``data`` say (RIFF, VP8X and the frame header).
+
+    >>> probe_webp(open("a.webp", "rb").read(), "a.webp")
+    ImageInfo(format='webp', width=640, height=480, channels=3)
+    """
+    width, height, channels, _ = _headers(data, name, None)
+    return ImageInfo("webp", width, height, channels)
 
 
 def decode_webp(data: bytes, name: str, max_pixels: int) -> tuple[int, int, int, bytes, Info]:
-    raise ImageError(f"{name}: WebP is not supported yet")
+    """Decode WebP ``data`` to (width, height, channels, 8-bit interleaved
+    pixels, info); ``info`` is ``{"format": "webp", "lossless": bool}``.
+
+    >>> w, h, ch, pixels, info = decode_webp(open("a.webp", "rb").read(), "a.webp", 1 << 26)
+    >>> ch, info
+    (3, {'format': 'webp', 'lossless': False})
+    """
+    width, height, channels, lossless = _headers(data, name, max_pixels)
+    try:
+        pixels = _webp_codec.decode(data, channels)
+    except ValueError as exc:
+        raise ImageError(f"{name} {exc}") from None
+    return width, height, channels, pixels, {"format": "webp", "lossless": lossless}
 
 
 def encode_webp(
     pixels: bytes, width: int, height: int, channels: int, quality: int, lossless: bool
 ) -> bytes:
-    raise ImageError("WebP is not supported yet")
+    """A WebP file of ``pixels`` (``channels`` 1-4, validated by
+    ``wasinn.image.encode``): lossy at ``quality`` 0-100, or lossless with
+    ``quality`` as the effort; gray is written as RGB.
+
+    >>> data = encode_webp(bytes(12), 2, 2, 3, 80, False)
+    >>> decode_webp(data, "x.webp", 1 << 26)[:3]
+    (2, 2, 3)
+    """
+    try:
+        return _webp_codec.encode(pixels, width, height, channels, quality, lossless)
+    except ValueError as exc:
+        raise ImageError(f"cannot encode a {width}x{height} WebP: {exc}") from None

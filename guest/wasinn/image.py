@@ -1,4 +1,4 @@
-"""Decode image files (PNG, JPEG, binary PGM/PPM) into u8 tensors.
+"""Decode image files (PNG, JPEG, WebP, binary PGM/PPM) into u8 tensors.
 
 ``decode(data)`` takes a file's bytes and returns a ``Tensor`` of dtype
 ``"u8"`` and shape ``(height, width, channels)``; the format comes from the
@@ -22,11 +22,13 @@ as Pillow's ``Image.convert`` does:
 
 How each format maps to 8 bits: PNG 16-bit samples keep their high byte,
 1/2/4-bit gray is scaled to 0..255, palette PNGs become RGB (RGBA with a
-``tRNS`` chunk); PGM/PPM samples are scaled by 255/maxval. See ``_png.py``,
-``_ppm.py`` and ``_jpeg.py`` for the details of each.
+``tRNS`` chunk); PGM/PPM samples are scaled by 255/maxval; WebP is RGB, or
+RGBA when the file has alpha (animated WebPs are refused). See ``_png.py``,
+``_ppm.py``, ``_jpeg.py`` and ``_webp.py`` for the details of each.
 
 JPEG is libjpeg-turbo, compiled into the component (``ext/_jpeg_codec.c``):
 its pixels are Pillow's, and ``encode(..., "jpeg")`` writes Pillow's bytes.
+WebP is libwebp (``ext/_webp_codec.c``), its pixels Pillow's too.
 The PNG and PPM decoders are Python (stdlib and zlib); inside a component a
 PNG's Average/Paeth unfiltering of big images goes to the host as
 ``GraphBuilder`` graphs, compiled on the first image of each geometry and
@@ -123,9 +125,9 @@ def decode_with_info(
     exif_transpose: bool = False,
 ) -> tuple[Tensor, dict[str, object]]:
     """``decode``, plus what the file says about itself: ``{"format": "png" |
-    "jpeg" | "webp" | "ppm", ...}``; JPEGs add ``"orientation"`` (the EXIF
-    value 1-8, or ``None``): what the file says, whether or not
-    ``exif_transpose=True`` turned the pixels.
+    "jpeg" | "webp" | "ppm", ...}``; WebPs add ``"lossless"`` (bool); JPEGs add
+    ``"orientation"`` (the EXIF value 1-8, or ``None``): what the file says,
+    whether or not ``exif_transpose=True`` turned the pixels.
 
     Example::
 
@@ -161,7 +163,7 @@ def decode_with_info(
 
 def probe(data: bytes | bytearray | memoryview, *, name: str = "image") -> ImageInfo:
     """What the file's header says, without decoding it: an ``ImageInfo``
-    with ``format`` (``"png"``, ``"jpeg"`` or ``"ppm"``), ``width``,
+    with ``format`` (``"png"``, ``"jpeg"``, ``"webp"`` or ``"ppm"``), ``width``,
     ``height`` and ``channels`` (what ``decode`` returns with ``mode=None``).
 
     Only headers are read (PNG: the chunks before the image data; JPEG: the
@@ -201,7 +203,8 @@ def _file_bytes(data: object, name: str, what: str) -> bytes:
 
 
 def _format(raw: bytes, name: str) -> str:
-    """The format from the signature: "png", "jpeg" or "ppm"; ImageError for anything else."""
+    """The format from the signature: "png", "jpeg", "webp" or "ppm"; ImageError
+    for anything else."""
     if raw.startswith(_PNG_SIGNATURE):
         return "png"
     if raw.startswith(b"\xff\xd8"):
