@@ -339,6 +339,13 @@ static PyObject *explain(int err, const unsigned char *d, size_t n, const struct
         if (w == CUT)
             return bad("is truncated inside its %s chunk", type_name(&c, name));
         return bad("is truncated: it ends before its IEND chunk");
+    case SPNG_ECHUNK_STDLEN:
+        while ((w = next_chunk(d, n, &pos, &c)) == WHOLE)
+            ;
+        if (w == CUT && c.length > PNG_MAX)
+            return bad("is corrupt: its '%s' chunk claims %lu bytes", type_name(&c, name),
+                       (unsigned long)c.length);
+        break;
     case SPNG_ECHUNK_CRC:
         while (next_chunk(d, n, &pos, &c) == WHOLE)
             if (!crc_ok(&c))
@@ -378,8 +385,8 @@ static PyObject *explain(int err, const unsigned char *d, size_t n, const struct
                            type_name(&c, name));
         break;
     case SPNG_ECHUNK_LIMITS:
-        return bad("is too large to decode: its ancillary chunks (text, ICC profile, EXIF) "
-                   "need more than %d MB, or one inflates past %d MB",
+        return bad("has more metadata than this decoder keeps: more than 1000 text or other "
+                   "ancillary chunks, more than %d MB of them, or one that inflates past %d MB",
                    CACHE_LIMIT >> 20, CHUNK_LIMIT >> 20);
     case SPNG_EOVERFLOW:
         return bad("is too large to decode: a row of %lu pixels does not fit in memory",
@@ -391,6 +398,34 @@ static PyObject *explain(int err, const unsigned char *d, size_t n, const struct
 }
 
 /* ------------------------------------------------------------ decode */
+
+/* Deflate turns at most 2 bits into 258 bytes. */
+#define MAX_DEFLATE_RATIO 1032
+
+/* The bytes of the IDAT chunks (the part of a cut one that is there). */
+static uint64_t idat_bytes(const unsigned char *d, size_t n) {
+    struct chunk c;
+    size_t pos = 8;
+    uint64_t total = 0;
+    enum walk w;
+    while ((w = next_chunk(d, n, &pos, &c)) != END) {
+        if (is_type(&c, "IDAT"))
+            total += w == WHOLE ? c.length : (uint64_t)(d + n - c.body);
+        if (w == CUT)
+            break;
+    }
+    return total;
+}
+
+/* The inflated image data the header implies: every scanline of every pass. */
+static uint64_t image_data_bytes(const struct header *h) {
+    uint32_t pw[7], ph[7];
+    uint64_t total = 0;
+    pass_sizes(h, pw, ph);
+    for (int p = 0; p < 7; p++)
+        total += (uint64_t)ph[p] * scanline_bytes(h, pw[p]);
+    return total;
+}
 
 /* Whether the chunks up to the first IEND, and it, are whole. */
 static int reaches_iend(const unsigned char *d, size_t n) {
@@ -490,10 +525,18 @@ static PyObject *decode(PyObject *self, PyObject *args) {
     /* A scanline as stored, of the widest pass (the first row when not interlaced). */
     size_t line_size = (size_t)scanline_bytes(&h, h.width);
     line = PyMem_Malloc(line_size);
-    out = line ? PyBytes_FromStringAndSize(NULL, (Py_ssize_t)out_size) : PyErr_NoMemory();
-    if (!out)
+    if (!line) {
+        PyErr_NoMemory();
         goto done;
-    unsigned char *pixels = (unsigned char *)PyBytes_AsString(out);
+    }
+    /* Image data too short for what the header implies is truncated, whatever
+       it holds: its rows are decoded (for the message) with no pixel memory. */
+    unsigned char *pixels = NULL;
+    if (idat_bytes(d, n) * MAX_DEFLATE_RATIO >= image_data_bytes(&h)) {
+        if (!(out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)out_size)))
+            goto done;
+        pixels = (unsigned char *)PyBytes_AsString(out);
+    }
     const size_t row_bytes = (size_t)h.width * h.channels;
     const int direct = !h.interlace && h.depth == 8 && h.colour != 3; /* stored as decoded */
     uint32_t pw[7], ph[7];
@@ -502,16 +545,21 @@ static PyObject *decode(PyObject *self, PyObject *args) {
         struct spng_row_info ri;
         if ((err = spng_get_row_info(ctx, &ri)))
             break; /* SPNG_EOI: every row is done */
-        unsigned char *row = pixels + (size_t)ri.row_num * row_bytes;
-        err = spng_decode_scanline(ctx, direct ? row : line, direct ? row_bytes : line_size - 1);
+        unsigned char *row = pixels ? pixels + (size_t)ri.row_num * row_bytes : NULL;
+        err = spng_decode_scanline(ctx, row && direct ? row : line,
+                                   row && direct ? row_bytes : line_size - 1);
         if (err && err != SPNG_EOI)
             goto fail;
-        if (!direct)
+        if (row && !direct)
             put_scanline(&h, h.colour == 3 ? tables : NULL, line, pw[ri.pass], row,
                          h.interlace ? ADAM7_X0[ri.pass] : 0, h.interlace ? ADAM7_DX[ri.pass] : 1);
         done++;
         if (err == SPNG_EOI)
             break;
+    }
+    if (!pixels) { /* not reached while deflate's ratio holds */
+        err = SPNG_EIDAT_TOO_SHORT;
+        goto fail;
     }
     /* The chunks after the image data, to IEND: their CRCs, and a file that
        ends early is truncated (whatever follows IEND is not read). */
