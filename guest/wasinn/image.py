@@ -25,12 +25,13 @@ How each format maps to 8 bits: PNG 16-bit samples keep their high byte,
 ``tRNS`` chunk); PGM/PPM samples are scaled by 255/maxval. See ``_png.py``,
 ``_ppm.py`` and ``_jpeg.py`` for the details of each.
 
-The decoders are Python (stdlib and zlib). Inside a component the per-pixel
-work of big images goes to the host as ``GraphBuilder`` graphs, compiled on
-the first image of each geometry and then reused: a JPEG's dequantisation,
-IDCT, upsampling and colour conversion, and a PNG's Average/Paeth
-unfiltering. The pixels are the same either way (the graphs compute the same
-integers), and the pure path takes over if the host fails.
+PNG is decoded and encoded by libspng, compiled into wasinn (``_png.py``,
+``ext/_png_codec.c``). The other decoders are Python (stdlib and zlib).
+Inside a component the per-pixel work of big JPEGs goes to the host as
+``GraphBuilder`` graphs, compiled on the first image of each geometry and
+then reused: dequantisation, IDCT, upsampling and colour conversion. The
+pixels are the same either way (the graphs compute the same integers), and
+the pure path takes over if the host fails.
 
 Anything that is not a decodable image (corrupt, truncated, unsupported, or
 larger than ``max_pixels``) raises ``ImageError``, a ``ValidationError``,
