@@ -4,20 +4,23 @@ Images this module encodes (every PNG colour type and bit depth, every filter,
 Adam7, IDAT split in pieces, ancillary chunks; PGM/PPM at any maxval) decode
 to exactly the pixels the encoder was given, mapped to 8 bits as wasinn.image
 documents; mutated files (chunk level, scanline level, byte level) give a
-well-formed tensor or ``ImageError``, quickly: any other exception is a bug.
+well-formed tensor or ``ImageError``, quickly: any other exception is a bug;
+mutated PNGs go through a real component too (libspng in the guest).
 See fuzzing.py for budgets and limits. (JPEG is fuzzed with its decoder.)
 """
 
 from __future__ import annotations
 
 import io
+import os
 import struct
 import zlib
+from pathlib import Path
 from typing import Any
 
 import pytest
 from fuzzing import BYTE_OPS, FUZZ, ROOT, Ops, edit_chunks, mutate, ran, time_limit
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_image import DEPTHS, SAMPLES, encode_png
 
@@ -276,3 +279,49 @@ def test_harness_png_encoder_agrees_with_pillow() -> None:
 def test_harness_png_mutator_keeps_unmutated_files() -> None:
     assert all(mutate_png(seed, []) == seed for seed in PNG_SEEDS)
     assert mutate_png(PNG_SEEDS[0], [("bad-crc", 0)]) != PNG_SEEDS[0]
+
+
+def mutated_pngs(count: int) -> list[bytes]:
+    """``count`` files of test_png_decoder_survives_mutations' kind (hypothesis
+    draws the mutations, reproducibly), collected rather than decoded."""
+    files: list[bytes] = []
+
+    @settings(FUZZ, max_examples=count)
+    @given(st.integers(0, 999), st.lists(PNG_OPS, max_size=5), st.lists(BYTE_OPS, max_size=3))
+    def collect(seed: int, ops: Ops, then: Ops) -> None:
+        files.append(mutate(mutate_png(PNG_SEEDS[seed % len(PNG_SEEDS)], ops), then, PNG_SEEDS))
+
+    collect()
+    return files
+
+
+@pytest.mark.integration
+def test_component_survives_mutated_pngs(tmp_path: Path) -> None:
+    """The same mutations through libspng inside a real component (tests/image_app):
+    every file gives a decoded image or an ImageError line, never a trap. The
+    budget is WASINN_FUZZ_EXAMPLES (``./build.sh fuzz``: 10,000), else 300;
+    the files go to one component run per 1,000."""
+    from conftest import build_app, run_component
+
+    app = build_app(ROOT / "tests" / "image_app")
+    files = mutated_pngs(int(os.environ.get("WASINN_FUZZ_EXAMPLES") or 300))
+    names = [f"m{i:05d}.png" for i in range(len(files))]
+    for name, data in zip(names, files, strict=True):
+        (tmp_path / name).write_bytes(data)
+    results = 0
+    for start in range(0, len(names), 1000):
+        batch = names[start : start + 1000]
+        done = run_component(app, *batch, cwd=tmp_path, timeout=1200)
+        done.assert_no_trap()
+        assert done.code == 0, done.stderr[-2000:]
+        lines = done.lines
+        assert [line["file"] for line in lines] == batch
+        for line in lines:
+            error = line.get("error")
+            assert error in (None, "ImageError", "ImageTooLargeError"), line
+            if error is None:
+                h, w, c = line["shape"]
+                assert h > 0 and w > 0 and 1 <= c <= 4 and line["bytes"] == h * w * c
+            ran("refused" if error else "decoded")
+            results += 1
+    assert results == len(files)

@@ -195,3 +195,24 @@ def test_component_decoding_again_needs_no_more_memory(image_app: Path, tmp_path
     pixels_mb = 2048 * 1536 * 3 / (1 << 20)
     assert once.linear_mb - base.linear_mb <= 3 * pixels_mb + 32
     assert thrice.linear_mb - once.linear_mb <= 4, (once.linear_mb, thrice.linear_mb)
+
+
+def test_component_encodes_png_that_pillow_reads_back(image_app: Path, tmp_path: Path) -> None:
+    """Gray, gray+alpha, RGB and RGBA photos decoded and encoded as PNG inside
+    the guest (libspng there): Pillow reads each file back to the same pixels."""
+    rng = np.random.default_rng(6)
+    y, x = np.mgrid[0:45, 0:67]
+    rgba = np.stack([x * 3, y * 5, (x + y) % 256, 255 - x], -1) + rng.integers(-9, 10, (45, 67, 4))
+    base = Image.fromarray(np.clip(rgba, 0, 255).astype(np.uint8), "RGBA")
+    names = []
+    for mode in ("L", "LA", "RGB", "RGBA"):
+        names.append(f"{mode}.png")
+        base.convert(mode).save(tmp_path / names[-1], "PNG")
+    (tmp_path / "out").mkdir()
+    results = run_files(image_app, tmp_path, "--encode", "png", "--out", "out", *names)
+    for name, got in zip(names, results, strict=True):
+        assert "error" not in got, got
+        encoded = tmp_path / str(got["encoded"])
+        with Image.open(tmp_path / name) as source, Image.open(encoded) as im:
+            assert (im.format, im.mode, im.size) == ("PNG", source.mode, source.size)
+            assert im.tobytes() == source.tobytes(), name

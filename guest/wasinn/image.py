@@ -26,14 +26,12 @@ How each format maps to 8 bits: PNG 16-bit samples keep their high byte,
 RGBA when the file has alpha (animated WebPs are refused). See ``_png.py``,
 ``_ppm.py``, ``_jpeg.py`` and ``_webp.py`` for the details of each.
 
-JPEG is libjpeg-turbo, compiled into the component (``ext/_jpeg_codec.c``):
-its pixels are Pillow's, and ``encode(..., "jpeg")`` writes Pillow's bytes.
-WebP is libwebp (``ext/_webp_codec.c``), its pixels Pillow's too.
-The PNG and PPM decoders are Python (stdlib and zlib); inside a component a
-PNG's Average/Paeth unfiltering of big images goes to the host as
-``GraphBuilder`` graphs, compiled on the first image of each geometry and
-then reused. The pixels are the same either way (the graphs compute the same
-integers), and the pure path takes over if the host fails.
+Every format but PGM/PPM is decoded by a well-kept C library compiled into
+wasinn (and so into every component, at native speed): JPEG by libjpeg-turbo
+(``_jpeg.py``, ``ext/_jpeg_codec.c``), PNG by libspng (``_png.py``,
+``ext/_png_codec.c``), WebP by libwebp (``_webp.py``,
+``ext/_webp_codec.c``); their pixels are Pillow's. ``encode`` writes each of
+the three with the same libraries (JPEG: Pillow's bytes). PGM/PPM is Python.
 
 Anything that is not a decodable image (corrupt, truncated, unsupported, or
 larger than ``max_pixels``) raises ``ImageError``, a ``ValidationError``,
