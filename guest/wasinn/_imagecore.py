@@ -8,7 +8,6 @@ It lives apart from ``wasinn.image`` so that the format modules (``_png``,
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
 from typing import NamedTuple
 
 from ._errors import ValidationError
@@ -104,8 +103,8 @@ class Canvas:
     and inside a component too; if another implementation copied, only the
     peak would change).
 
-    Write whole stretches (``interleave`` builds interleaved ones): a strided
-    write through a memoryview is several times slower than into a bytearray.
+    Write whole stretches: a strided write through a memoryview is several
+    times slower than into a bytearray.
 
     Example::
 
@@ -126,27 +125,3 @@ class Canvas:
         data = self._io.getvalue()
         self._io = io.BytesIO()
         return data
-
-
-# Pixels interleaved at a time by ``interleave``.
-_CHUNK = 1 << 16
-
-
-def interleave(
-    out: memoryview | bytearray, offset: int, planes: Sequence[bytes | bytearray | memoryview]
-) -> None:
-    """Write equally long ``planes`` interleaved (``p0[0], p1[0], ..., p0[1],
-    ...``) into ``out`` from ``offset``, a chunk at a time.
-
-    Example::
-
-        out = bytearray(6)
-        interleave(out, 0, [b"ab", b"cd", b"ef"])   # out == bytearray(b"acebdf")
-    """
-    k, count = len(planes), len(planes[0])
-    for start in range(0, count, _CHUNK):
-        stop = min(count, start + _CHUNK)
-        part = bytearray((stop - start) * k)
-        for c, plane in enumerate(planes):
-            part[c::k] = plane[start:stop]
-        out[offset + start * k : offset + stop * k] = part

@@ -48,8 +48,7 @@ an app can apply its own budget before decoding anything::
 Memory: decoding needs at most about three times the decoded pixels
 (``height * width * channels`` bytes) plus a constant of some megabytes,
 for every format, however well a file compresses; inside a component that
-holds for the guest's linear memory (which never shrinks) and for the host's
-graphs, which work on bands of rows.
+holds for the guest's linear memory (which never shrinks).
 """
 
 from __future__ import annotations
