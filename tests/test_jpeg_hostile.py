@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, build_app
 from jpeg_hostile import BOMB_SIDE, cases
-from test_image_app import APP, image_app, run_files
+from test_image_app import APP, run_files
 from test_jpeg import encode, picture
 
 from wasinn import image
@@ -130,6 +130,12 @@ def test_big_declared_sizes_stay_small(tmp_path: object) -> None:
     print("\n" + "\n".join(report))
 
 
+@pytest.fixture(scope="module")
+def image_app() -> Path:
+    """tests/image_app, built (test_image_app.py's fixture)."""
+    return build_app(APP)
+
+
 def native_outcome(data: bytes, name: str) -> dict[str, object]:
     """What image_app prints for ``data`` as file ``name``, computed natively:
     the pixels' shape and CRC-32, or the error's class and message."""
@@ -146,9 +152,7 @@ def component_outcome(line: dict[str, object]) -> dict[str, object]:
 
 
 @pytest.mark.integration
-def test_component_gives_the_native_outcome_for_every_case(
-    image_app: Path, tmp_path: Path
-) -> None:
+def test_component_gives_the_native_outcome_for_every_case(image_app: Path, tmp_path: Path) -> None:
     """All 170 cases in one image_app run, then a good file: every line is
     the native outcome (error class and message, or shape and pixels' CRC);
     no trap, and the component decodes the good file after them."""
