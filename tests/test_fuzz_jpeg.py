@@ -7,19 +7,41 @@ fields, split or corrupt the entropy-coded data) and at the byte level must give
 well-formed pixels or ``ImageError`` naming the file, quickly; any other
 exception is a bug. Pillow's own decoding of the unmutated seeds is the oracle
 for the first property. See fuzzing.py for budgets and limits.
+
+``test_component_decodes_mutations_as_natively`` sends such files through a
+real component (tests/image_app, a few thousand files per run): each line
+is an image or an ``ImageError``, never a trap, and equals the native decode
+of the same file (the same pixels' CRC-32, or the same error and message).
+Its count is ``WASINN_FUZZ_EXAMPLES`` (``./build.sh fuzz``: 10,000), or
+``COMPONENT_EXAMPLES`` in the normal run.
+
+KNOWN BUG (test_component_idct_overflow_gives_native_pixels): a file whose
+corrupt data makes huge coefficients decodes to other pixels in the guest
+than natively, about 1 file in 1,250 of the mutations. libjpeg-turbo's
+islow IDCT computes in ``JLONG`` (``long``): 64 bits natively on x86-64, 32
+in wasm32, where its products overflow (signed overflow, undefined in C;
+libjpeg-turbo built natively with a 32-bit JLONG gives the guest's pixels
+exactly). Until that is fixed (e.g. a 64-bit JLONG for the guest), the
+component test lets a file through whose pixels alone differ (same shape)
+and prints it; any other difference fails.
 """
 
 from __future__ import annotations
 
 import io
+import os
 import struct
+import time
+import zlib
+from pathlib import Path
 from typing import Any
 
 import pytest
-from fuzzing import BYTE_OPS, FUZZ, Ops, mutate, ran, time_limit
-from hypothesis import given
+from fuzzing import BYTE_OPS, FUZZ, Ops, known_bug, mutate, ran, time_limit
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from wasinn import image
 from wasinn._imagecore import ImageError
 from wasinn._jpeg import decode_jpeg
 
@@ -197,3 +219,86 @@ def test_harness_segment_mutator_keeps_unmutated_files() -> None:
     for seed in JPEG_SEEDS:
         assert decode_jpeg(mutate_jpeg(seed, []), "s.jpg") == decode_jpeg(seed, "s.jpg")
     assert mutate_jpeg(JPEG_SEEDS[0], [("drop", 0)]) != JPEG_SEEDS[0]
+
+
+#: Files the component test decodes in the normal run (no WASINN_FUZZ_EXAMPLES).
+COMPONENT_EXAMPLES = 300
+#: Files per image_app run.
+BATCH = 2500
+
+
+def mutated_files(count: int) -> list[bytes]:
+    """``count`` files mutated as test_jpeg_decoder_survives_mutations's
+    (segment ops, then byte ops; either list may be empty), drawn by
+    hypothesis with the fuzz profile: reproducible."""
+    files: list[bytes] = []
+
+    @settings(FUZZ, max_examples=count)
+    @given(st.integers(0, 99), st.lists(SEGMENT_OPS, max_size=4), st.lists(BYTE_OPS, max_size=3))
+    def draw(seed: int, ops: Ops, then: Ops) -> None:
+        files.append(mutate(mutate_jpeg(JPEG_SEEDS[seed % len(JPEG_SEEDS)], ops), then, JPEG_SEEDS))
+
+    draw()
+    return files
+
+
+def outcome(data: bytes, name: str) -> tuple[object, ...]:
+    """("image", shape, CRC-32) or ("error", class, message) of the native decode."""
+    try:
+        pixels = image.decode(data, name=name)
+    except ImageError as exc:
+        return ("error", type(exc).__name__, str(exc))
+    return ("image", list(pixels.shape), zlib.crc32(pixels.tobytes()))
+
+
+@pytest.mark.integration
+def test_component_decodes_mutations_as_natively(tmp_path: Path) -> None:
+    from test_image_app import APP, build_app, run_files
+
+    budget = os.environ.get("WASINN_FUZZ_EXAMPLES", "").strip()
+    files = mutated_files(int(budget) if budget else COMPONENT_EXAMPLES)
+    build_app(APP)
+    names = [f"f{i:05d}.jpg" for i in range(len(files))]
+    for name, data in zip(names, files, strict=True):
+        (tmp_path / name).write_bytes(data)
+    start = time.perf_counter()
+    lines: list[dict[str, Any]] = []
+    for i in range(0, len(names), BATCH):
+        lines += run_files(APP, tmp_path, *names[i : i + BATCH])
+    seconds = time.perf_counter() - start
+    assert [line["file"] for line in lines] == names
+    differ, pixels_only = [], []
+    for name, data, line in zip(names, files, lines, strict=True):
+        if "error" in line:
+            assert line["error"] == "ImageError", line
+            got: tuple[object, ...] = ("error", line["error"], line["message"])
+        else:
+            got = ("image", line["shape"], line["crc32"])
+        ran("decoded" if got[0] == "image" else "refused")
+        want = outcome(data, name)
+        if got[0] == want[0] == "image" and got[1] == want[1] and got != want:
+            pixels_only.append(name)  # the KNOWN BUG of the module docstring
+        elif got != want:
+            differ.append(f"{name}: component {got}, native {want}")
+    assert not differ, "\n".join(differ[:20])
+    print(
+        f"\ncomponent: {len(files)} mutated JPEGs ({len(set(files))} distinct) in "
+        f"{-(-len(files) // BATCH)} runs, {seconds:.1f} s, all as natively but "
+        f"{len(pixels_only)} whose pixels alone differ (KNOWN BUG, 32-bit JLONG): {pixels_only}"
+    )
+
+
+@pytest.mark.integration
+@known_bug("libjpeg-turbo's JLONG is 32 bits in wasm32, 64 natively: the IDCT of huge "
+           "(corrupt) coefficients overflows in the guest only")  # fmt: skip
+def test_component_idct_overflow_gives_native_pixels(tmp_path: Path) -> None:
+    """A mutated file (test_component_decodes_mutations_as_natively's 6,641st)
+    whose corrupt data gives huge coefficients: the guest's pixels must be
+    the native ones."""
+    from test_image_app import APP, build_app, run_files
+
+    data = (Path(__file__).parent / "data" / "jpeg_idct_overflow.jpg").read_bytes()
+    (tmp_path / "overflow.jpg").write_bytes(data)
+    build_app(APP)
+    (line,) = run_files(APP, tmp_path, "overflow.jpg")
+    assert ("image", line["shape"], line["crc32"]) == outcome(data, "overflow.jpg")
