@@ -15,15 +15,12 @@ of the same file (the same pixels' CRC-32, or the same error and message).
 Its count is ``WASINN_FUZZ_EXAMPLES`` (``./build.sh fuzz``: 10,000), or
 ``COMPONENT_EXAMPLES`` in the normal run.
 
-KNOWN BUG (test_component_idct_overflow_gives_native_pixels): a file whose
-corrupt data makes huge coefficients decodes to other pixels in the guest
-than natively, about 1 file in 1,250 of the mutations. libjpeg-turbo's
-islow IDCT computes in ``JLONG`` (``long``): 64 bits natively on x86-64, 32
-in wasm32, where its products overflow (signed overflow, undefined in C;
-libjpeg-turbo built natively with a 32-bit JLONG gives the guest's pixels
-exactly). Until that is fixed (e.g. a 64-bit JLONG for the guest), the
-component test lets a file through whose pixels alone differ (same shape)
-and prints it; any other difference fails.
+A file whose corrupt data makes huge coefficients once decoded to other
+pixels in the guest than natively (about 1 in 1,250 of the mutations):
+libjpeg-turbo's islow IDCT computes in ``JLONG``, a ``long``, 64 bits on
+x86-64 and 32 in wasm32, where its products overflowed. wasinn builds it with
+a 64-bit JLONG on every target (``tools/c_libraries/libjpeg-turbo``);
+``test_component_idct_overflow_gives_native_pixels`` keeps such a file.
 """
 
 from __future__ import annotations
@@ -37,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fuzzing import BYTE_OPS, FUZZ, Ops, known_bug, mutate, ran, time_limit
+from fuzzing import BYTE_OPS, FUZZ, Ops, mutate, ran, time_limit
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -267,7 +264,7 @@ def test_component_decodes_mutations_as_natively(tmp_path: Path) -> None:
         lines += run_files(APP, tmp_path, *names[i : i + BATCH])
     seconds = time.perf_counter() - start
     assert [line["file"] for line in lines] == names
-    differ, pixels_only = [], []
+    differ = []
     for name, data, line in zip(names, files, lines, strict=True):
         if "error" in line:
             assert line["error"] == "ImageError", line
@@ -276,25 +273,21 @@ def test_component_decodes_mutations_as_natively(tmp_path: Path) -> None:
             got = ("image", line["shape"], line["crc32"])
         ran("decoded" if got[0] == "image" else "refused")
         want = outcome(data, name)
-        if got[0] == want[0] == "image" and got[1] == want[1] and got != want:
-            pixels_only.append(name)  # the KNOWN BUG of the module docstring
-        elif got != want:
+        if got != want:
             differ.append(f"{name}: component {got}, native {want}")
     assert not differ, "\n".join(differ[:20])
     print(
         f"\ncomponent: {len(files)} mutated JPEGs ({len(set(files))} distinct) in "
-        f"{-(-len(files) // BATCH)} runs, {seconds:.1f} s, all as natively but "
-        f"{len(pixels_only)} whose pixels alone differ (KNOWN BUG, 32-bit JLONG): {pixels_only}"
+        f"{-(-len(files) // BATCH)} runs, {seconds:.1f} s, all as natively"
     )
 
 
 @pytest.mark.integration
-@known_bug("libjpeg-turbo's JLONG is 32 bits in wasm32, 64 natively: the IDCT of huge "
-           "(corrupt) coefficients overflows in the guest only")  # fmt: skip
 def test_component_idct_overflow_gives_native_pixels(tmp_path: Path) -> None:
     """A mutated file (test_component_decodes_mutations_as_natively's 6,641st)
     whose corrupt data gives huge coefficients: the guest's pixels must be
-    the native ones."""
+    the native ones. They were not while libjpeg-turbo's JLONG was a long (32
+    bits in wasm32): tools/c_libraries/libjpeg-turbo/jlong-64-bit.patch."""
     from test_image_app import APP, build_app, run_files
 
     data = (Path(__file__).parent / "data" / "jpeg_idct_overflow.jpg").read_bytes()

@@ -5,7 +5,8 @@ package at a pinned version, and which of its C files to compile. This module
 downloads the package's files from the Debian archive's pool (once; they are
 kept in ``build/ext/sources``), checks them against the pinned SHA-256,
 unpacks the original tarball, applies Debian's patches (``git apply``, in the
-order of ``debian/patches/series``) and compiles the listed sources into
+order of ``debian/patches/series``), then wasinn's own (``patches`` in the
+catalogue, files in ``tools/c_libraries/NAME``) and compiles the listed sources into
 object files, once per target, with the flags the extension modules use plus
 ``-fvisibility=hidden``: a library's symbols stay inside the module that
 links it, so two modules may link the same library without a clash, in the
@@ -68,6 +69,8 @@ class Library:
     include: tuple[str, ...]
     defines: tuple[str, ...]
     requires: tuple[str, ...]
+    #: wasinn's own patches (files in tools/c_libraries/NAME), applied after Debian's.
+    patches: tuple[str, ...] = ()
 
     def entry(self) -> str:
         """The entry as canonical JSON: part of every build key."""
@@ -102,6 +105,7 @@ def load_catalogue(path: Path = CATALOGUE) -> dict[str, Library]:
                 files=dict(entry["files"]), sources=tuple(entry["sources"]),
                 include=tuple(entry["include"]), defines=tuple(entry.get("defines", ())),
                 requires=tuple(entry.get("requires", ())),
+                patches=tuple(entry.get("patches", ())),
             )  # fmt: skip
         except (KeyError, TypeError) as exc:
             raise LibraryError(f"{path.name}: library {name!r} lacks or mistypes {exc}") from None
@@ -162,17 +166,15 @@ def unpack(library: Library, files: Mapping[str, Path], into: Path) -> Path:
         raise LibraryError(f"{library.name}'s tarball has no folder {library.root}")
     series = into / "debian" / "patches" / "series"
     names = series.read_text().split() if series.is_file() else []
-    for patch in names:
-        if patch.startswith("#"):
-            continue
+    debian = [(f"Debian's patch {n}", series.parent / n) for n in names if not n.startswith("#")]
+    ours = [(f"wasinn's patch {n}", CONFIG_HEADERS / library.name / n) for n in library.patches]
+    for what, patch in debian + ours:
         done = subprocess.run(
-            ["git", "apply", "-p1", "--whitespace=nowarn", str(series.parent / patch)],
+            ["git", "apply", "-p1", "--whitespace=nowarn", str(patch)],
             cwd=root, capture_output=True, text=True,
         )  # fmt: skip
         if done.returncode:
-            raise LibraryError(
-                f"Debian's patch {patch} does not apply to {library.name}: {done.stderr.strip()}"
-            )
+            raise LibraryError(f"{what} does not apply to {library.name}: {done.stderr.strip()}")
     return root
 
 
