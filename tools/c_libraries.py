@@ -47,8 +47,10 @@ TOOLS = Path(__file__).resolve().parent
 CATALOGUE = TOOLS / "c_libraries.toml"
 CONFIG_HEADERS = TOOLS / "c_libraries"
 POOL = "http://deb.debian.org/debian/pool/main"
-#: Warnings of someone else's code are not ours to fix: -w.
-LIBRARY_FLAGS = ("-std=gnu11", "-O2", "-fPIC", "-ffp-contract=off", "-fvisibility=hidden",
+#: Warnings of someone else's code are not ours to fix: -w. -O3: its loops
+#: vectorise (with the guest's -msimd128): libjpeg-turbo encodes twice as fast
+#: in the guest and decodes progressive files a quarter faster than with -O2.
+LIBRARY_FLAGS = ("-std=gnu11", "-O3", "-fPIC", "-ffp-contract=off", "-fvisibility=hidden",
                  "-DNDEBUG", "-w")  # fmt: skip
 
 
