@@ -1,4 +1,4 @@
-"""apps/ocr/boxes.py (and contours.py, rotated.py, polygons.py) against what they
+"""apps/ocr/boxes.py (and its C module _boxes, rotated.py, polygons.py) against what they
 reproduce: rapidocr's DB post-processing run natively (its own ``DBPostProcess``,
 ``filter_tag_det_res`` and ``sorted_boxes`` on OpenCV 5, shapely and pyclipper)
 and each OpenCV call they stand in for.
@@ -32,9 +32,14 @@ PACKAGE = MODELS / "rapidocr_onnxruntime"
 DET_MODEL = PACKAGE / "models" / "ch_PP-OCRv4_det_infer.onnx"
 FONTS = Path("/usr/share/fonts/truetype/dejavu")
 
+# The app's C module (ext/_boxes.c) for this Python; a no-op when it is fresh.
+subprocess.run(
+    [sys.executable, str(ROOT / "tools" / "build_ext.py"), str(APP), "--targets", "native"],
+    check=True,
+)
 sys.path.insert(0, str(APP))
+import _boxes  # type: ignore[import-not-found, unused-ignore]  # noqa: E402
 import boxes  # type: ignore[import-not-found, unused-ignore]  # noqa: E402
-import contours  # type: ignore[import-not-found, unused-ignore]  # noqa: E402
 import polygons  # type: ignore[import-not-found, unused-ignore]  # noqa: E402
 import rotated  # type: ignore[import-not-found, unused-ignore]  # noqa: E402
 
@@ -300,16 +305,16 @@ def test_find_contours_equals_opencv() -> None:
         h, w = mask.shape
         found = cv2.findContours(mask * 255, cv2.RETR_LIST, cv2.CHAIN_APPROX_SIMPLE)[0]
         expected = [[(int(x), int(y)) for x, y in c.reshape(-1, 2)] for c in found]
-        assert contours.find_contours(mask.tobytes(), h, w) == expected, f"seed {seed}"
+        assert _boxes.find_contours(mask.tobytes(), h, w) == expected, f"seed {seed}"
 
 
 def test_find_contours_edge_cases() -> None:
-    assert contours.find_contours(b"", 0, 5) == []
-    assert contours.find_contours(bytes(12), 3, 4) == []
-    assert contours.find_contours(b"\xff" * 6, 2, 3) == [[(0, 0), (0, 1), (2, 1), (2, 0)]]
-    assert contours.find_contours(bytes([0, 0, 0, 0, 7, 0, 0, 0, 0]), 3, 3) == [[(1, 1)]]
+    assert _boxes.find_contours(b"", 0, 5) == []
+    assert _boxes.find_contours(bytes(12), 3, 4) == []
+    assert _boxes.find_contours(b"\xff" * 6, 2, 3) == [[(0, 0), (0, 1), (2, 1), (2, 0)]]
+    assert _boxes.find_contours(bytes([0, 0, 0, 0, 7, 0, 0, 0, 0]), 3, 3) == [[(1, 1)]]
     with pytest.raises(ValueError, match="not 3 x 4"):
-        contours.find_contours(bytes(11), 3, 4)
+        _boxes.find_contours(bytes(11), 3, 4)
 
 
 def random_points(seed: int) -> list[tuple[int, int]]:
