@@ -9,6 +9,7 @@ Example::
 """
 
 from array import array
+from collections.abc import Sequence
 
 def find_contours(
     mask: bytes, h: int, w: int, limit: int | None = None, /
@@ -28,3 +29,15 @@ def span_sum(
     how many values that is. Each span is added as Python's ``sum()`` adds
     floats (compensated, CPython 3.12+), so the result is what
     ``sum(prob[a:b])`` per span gave in the guest."""
+
+def convex_hull(
+    points: Sequence[tuple[int, int]], clockwise: bool = True, /
+) -> list[tuple[int, int]]:
+    """``cv2.convexHull(points, clockwise=clockwise)`` for integer points (Sklansky's
+    chains as OpenCV runs them, starting where OpenCV starts)."""
+
+def min_area_rect(
+    points: Sequence[tuple[int, int]], /
+) -> tuple[tuple[float, float], tuple[float, float], float]:
+    """``cv2.minAreaRect`` of integer points: ((cx, cy), (width, height), angle in
+    [-90, 0) degrees), float32 values; ``ValueError`` for a hull with no area."""
