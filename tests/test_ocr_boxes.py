@@ -11,6 +11,7 @@ onnxruntime, over pages rendered with Pillow and the DejaVu fonts.
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -399,6 +400,43 @@ def test_box_score_and_unclip_equal_rapidocr(rapid: Rapid) -> None:
         want, short = rapid.post.get_mini_boxes(np.array(points, np.int32).reshape(-1, 1, 2))
         got, got_short = boxes.mini_box(points)
         assert ([list(p) for p in got], got_short) == (want.tolist(), float(short))
+
+
+def python_sum(values: list[float]) -> float:
+    """``sum(values)`` as CPython 3.12+ adds floats (the guest's 3.14; this
+    Python may be older): the first value, then Neumaier's compensation."""
+    if not values:
+        return 0.0
+    total, c = values[0], 0.0
+    for x in values[1:]:
+        t = total + x
+        c += (total - t) + x if abs(total) >= abs(x) else (x - t) + total
+        total = t
+    return total + c if c and math.isfinite(c) else total
+
+
+def test_span_sum_adds_as_the_guests_sum() -> None:
+    """box_score's sums (C) equal the guest's ``sum()`` of each span, bit for bit,
+    so the scores and which boxes pass the threshold are what pure Python gave."""
+    rng = np.random.default_rng(4)
+    for seed in range(300):
+        h, w = int(rng.integers(1, 30)), int(rng.integers(1, 300))
+        values = rng.random(h * w).astype(np.float32) ** int(rng.integers(1, 8))
+        flat = array("f", values.tobytes())
+        xmin, ymin = int(rng.integers(0, w)), int(rng.integers(0, h))
+        spans = []
+        for _ in range(h - ymin):
+            ends = sorted(int(v) for v in rng.integers(0, w - xmin, 2 * int(rng.integers(0, 3))))
+            spans.append([(a, b) for a, b in zip(ends[::2], ends[1::2], strict=True)])
+        total, count = 0.0, 0
+        for y, row in enumerate(spans):
+            at = (ymin + y) * w + xmin
+            for x1, x2 in row:
+                total += python_sum(flat[at + x1 : at + x2 + 1].tolist())
+                count += x2 - x1 + 1
+        assert _boxes.span_sum(flat, w, xmin, ymin, spans) == (total, count), f"seed {seed}"
+    with pytest.raises(ValueError, match="outside the map"):
+        _boxes.span_sum(array("f", [0.0] * 6), 3, 0, 1, [[(0, 2)], [(1, 3)]])
 
 
 def test_sorted_boxes_and_order_match_rapidocr(rapid: Rapid) -> None:
