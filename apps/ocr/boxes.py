@@ -4,9 +4,10 @@ rapidocr-onnxruntime 1.4.4 turns PP-OCRv4's probability map into boxes with
 OpenCV, shapely and pyclipper (``DBPostProcess`` with thresh 0.3, box_thresh
 0.5, max_candidates 1000, unclip_ratio 1.6, dilation, score_mode "fast"; then
 ``TextDetector.filter_tag_det_res`` and ``RapidOCR.sorted_boxes``). None of
-those exist inside a component, so ``detect_boxes`` does the same steps in pure
-Python, each library call reproduced closely enough that the integer boxes come
-out identical (tests/test_ocr_boxes.py compares with rapidocr itself):
+those exist inside a component, so ``detect_boxes`` does the same steps itself,
+in Python with the serial loops in C (the app's module ``_boxes``,
+``ext/_boxes.c``), each library call reproduced closely enough that the integer
+boxes come out identical (tests/test_ocr_boxes.py compares with rapidocr itself):
 
 1. every border of the mask, in OpenCV's order (``_boxes.find_contours``, C);
 2. ``mini_box``: its minimum-area rectangle (``rotated.min_area_rect``), corners

@@ -8,7 +8,7 @@
 2. Detection: resized so the shorter side is 736 (multiples of 32),
    normalised, DBNet, probability map and dilated mask (host, fused into the
    model: ``graphs.detector_input`` / ``detector_output``); boxes from the mask
-   (``boxes.py``, pure Python).
+   (``boxes.py``, with its loops in C: ``ext/_boxes.c``).
 3. Each box cut out with a perspective warp (host: ``graphs.crop_graph``).
 4. Direction: the classifier in batches of 6, shortest lines first; lines it
    calls "180" with probability above 0.9 are read upside down.
