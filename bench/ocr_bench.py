@@ -6,9 +6,10 @@ and REPEAT times by rapidocr natively with onnxruntime and with OpenVINO f32
 (``tests/ocr_oracle.py``; the median run). The split:
 
 - guest: decode (wasinn.image), prepare (size limits, letterbox), detect
-  (resize + normalise + DBNet + mask on the host, boxes in Python), crop
-  (perspective warps on the host), classify and recognise (resize, normalise
-  and pad on the host, fused with the models; CTC decoding in Python);
+  (resize + normalise + DBNet + mask on the host), boxes (contours and box
+  geometry from the mask, in the guest), crop (perspective warps on the
+  host), classify and recognise (resize, normalise and pad on the host, fused
+  with the models; CTC decoding in Python);
 - rapidocr: decode, pre-processing, models, post-processing (see
   ``ocr_oracle.rapidocr_timed``).
 """
@@ -29,7 +30,7 @@ import ocr_oracle  # noqa: E402  (tests/ is put on the path above)
 
 REPEAT = 3
 QUICK_IMAGES = ("receipt.png", "paragraph_q90_444.jpg", "line_sans24.png", "form.png")
-GUEST_STAGES = ("decode", "prepare", "detect", "crop", "classify", "recognise")
+GUEST_STAGES = ("decode", "prepare", "detect", "boxes", "crop", "classify", "recognise")
 #: Goal of issue 11: guest per-image time / native rapidocr + OpenVINO f32.
 TARGET_RATIO = 1.3
 

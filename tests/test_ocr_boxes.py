@@ -1,4 +1,4 @@
-"""apps/ocr/boxes.py (and contours.py, rotated.py, polygons.py) against what they
+"""apps/ocr/boxes.py (and its C module _boxes, rotated.py, polygons.py) against what they
 reproduce: rapidocr's DB post-processing run natively (its own ``DBPostProcess``,
 ``filter_tag_det_res`` and ``sorted_boxes`` on OpenCV 5, shapely and pyclipper)
 and each OpenCV call they stand in for.
@@ -11,6 +11,7 @@ onnxruntime, over pages rendered with Pillow and the DejaVu fonts.
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -32,9 +33,14 @@ PACKAGE = MODELS / "rapidocr_onnxruntime"
 DET_MODEL = PACKAGE / "models" / "ch_PP-OCRv4_det_infer.onnx"
 FONTS = Path("/usr/share/fonts/truetype/dejavu")
 
+# The app's C module (ext/_boxes.c) for this Python; a no-op when it is fresh.
+subprocess.run(
+    [sys.executable, str(ROOT / "tools" / "build_ext.py"), str(APP), "--targets", "native"],
+    check=True,
+)
 sys.path.insert(0, str(APP))
+import _boxes  # type: ignore[import-not-found, unused-ignore]  # noqa: E402
 import boxes  # type: ignore[import-not-found, unused-ignore]  # noqa: E402
-import contours  # type: ignore[import-not-found, unused-ignore]  # noqa: E402
 import polygons  # type: ignore[import-not-found, unused-ignore]  # noqa: E402
 import rotated  # type: ignore[import-not-found, unused-ignore]  # noqa: E402
 
@@ -300,16 +306,16 @@ def test_find_contours_equals_opencv() -> None:
         h, w = mask.shape
         found = cv2.findContours(mask * 255, cv2.RETR_LIST, cv2.CHAIN_APPROX_SIMPLE)[0]
         expected = [[(int(x), int(y)) for x, y in c.reshape(-1, 2)] for c in found]
-        assert contours.find_contours(mask.tobytes(), h, w) == expected, f"seed {seed}"
+        assert _boxes.find_contours(mask.tobytes(), h, w) == expected, f"seed {seed}"
 
 
 def test_find_contours_edge_cases() -> None:
-    assert contours.find_contours(b"", 0, 5) == []
-    assert contours.find_contours(bytes(12), 3, 4) == []
-    assert contours.find_contours(b"\xff" * 6, 2, 3) == [[(0, 0), (0, 1), (2, 1), (2, 0)]]
-    assert contours.find_contours(bytes([0, 0, 0, 0, 7, 0, 0, 0, 0]), 3, 3) == [[(1, 1)]]
+    assert _boxes.find_contours(b"", 0, 5) == []
+    assert _boxes.find_contours(bytes(12), 3, 4) == []
+    assert _boxes.find_contours(b"\xff" * 6, 2, 3) == [[(0, 0), (0, 1), (2, 1), (2, 0)]]
+    assert _boxes.find_contours(bytes([0, 0, 0, 0, 7, 0, 0, 0, 0]), 3, 3) == [[(1, 1)]]
     with pytest.raises(ValueError, match="not 3 x 4"):
-        contours.find_contours(bytes(11), 3, 4)
+        _boxes.find_contours(bytes(11), 3, 4)
 
 
 def random_points(seed: int) -> list[tuple[int, int]]:
@@ -394,6 +400,43 @@ def test_box_score_and_unclip_equal_rapidocr(rapid: Rapid) -> None:
         want, short = rapid.post.get_mini_boxes(np.array(points, np.int32).reshape(-1, 1, 2))
         got, got_short = boxes.mini_box(points)
         assert ([list(p) for p in got], got_short) == (want.tolist(), float(short))
+
+
+def python_sum(values: list[float]) -> float:
+    """``sum(values)`` as CPython 3.12+ adds floats (the guest's 3.14; this
+    Python may be older): the first value, then Neumaier's compensation."""
+    if not values:
+        return 0.0
+    total, c = values[0], 0.0
+    for x in values[1:]:
+        t = total + x
+        c += (total - t) + x if abs(total) >= abs(x) else (x - t) + total
+        total = t
+    return total + c if c and math.isfinite(c) else total
+
+
+def test_span_sum_adds_as_the_guests_sum() -> None:
+    """box_score's sums (C) equal the guest's ``sum()`` of each span, bit for bit,
+    so the scores and which boxes pass the threshold are what pure Python gave."""
+    rng = np.random.default_rng(4)
+    for seed in range(300):
+        h, w = int(rng.integers(1, 30)), int(rng.integers(1, 300))
+        values = rng.random(h * w).astype(np.float32) ** int(rng.integers(1, 8))
+        flat = array("f", values.tobytes())
+        xmin, ymin = int(rng.integers(0, w)), int(rng.integers(0, h))
+        spans = []
+        for _ in range(h - ymin):
+            ends = sorted(int(v) for v in rng.integers(0, w - xmin, 2 * int(rng.integers(0, 3))))
+            spans.append([(a, b) for a, b in zip(ends[::2], ends[1::2], strict=True)])
+        total, count = 0.0, 0
+        for y, row in enumerate(spans):
+            at = (ymin + y) * w + xmin
+            for x1, x2 in row:
+                total += python_sum(flat[at + x1 : at + x2 + 1].tolist())
+                count += x2 - x1 + 1
+        assert _boxes.span_sum(flat, w, xmin, ymin, spans) == (total, count), f"seed {seed}"
+    with pytest.raises(ValueError, match="outside the map"):
+        _boxes.span_sum(array("f", [0.0] * 6), 3, 0, 1, [[(0, 2)], [(1, 3)]])
 
 
 def test_sorted_boxes_and_order_match_rapidocr(rapid: Rapid) -> None:

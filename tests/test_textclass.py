@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -109,3 +112,44 @@ def test_empty_and_very_long_input(built, tmp_path: Path) -> None:
     guest = np.array(done.lines[0]["embedding"])
     native = native_embeddings([long_text])[0]
     assert float(guest @ native) >= 0.9999  # truncated to 128 tokens the same way
+
+
+def guest_sum(values: list[float]) -> float:
+    """``sum(values)`` of floats as the guest's CPython 3.14 adds them (3.12+:
+    the first value, then Neumaier's compensation); this Python may be older."""
+    if not values:
+        return 0.0
+    total, c = values[0], 0.0
+    for x in values[1:]:
+        t = total + x
+        c += (total - t) + x if abs(total) >= abs(x) else (x - t) + total
+        total = t
+    return total + c if c and math.isfinite(c) else total
+
+
+def test_pooling_in_c_gives_the_pythons_bits() -> None:
+    """ext/_pool.c against the Python it replaced (textclass.embed's masked mean
+    and L2 norm with the guest's sum()), bit for bit, built for this Python."""
+    tool = ROOT / "tools" / "build_ext.py"
+    subprocess.run([sys.executable, str(tool), str(APP), "--targets", "native"], check=True)
+    sys.path.insert(0, str(APP))
+    try:
+        import _pool  # type: ignore[import-not-found, unused-ignore]
+    finally:
+        sys.path.remove(str(APP))
+    rng = np.random.default_rng(9)
+    for case in range(200):
+        n, width = int(rng.integers(1, 129)), int(rng.choice([1, 5, 384]))
+        hidden = (rng.normal(0, 1, (n, width)) * 10.0 ** rng.integers(-3, 4)).astype(np.float32)
+        mask = [1] * n if case % 3 else [int(v) for v in rng.integers(0, 2, n - 1)] + [1]
+        values = hidden.tolist()
+        mean = [
+            guest_sum([values[t][d] * mask[t] for t in range(n)]) / sum(mask) for d in range(width)
+        ]
+        norm = math.sqrt(guest_sum([v * v for v in mean])) or 1.0
+        expected = [v / norm for v in mean]
+        assert _pool.embedding(hidden.tobytes(), n, width, mask) == expected, f"case {case}"
+    with pytest.raises(ValueError):
+        _pool.embedding(bytes(12), 2, 2, [1, 1])
+    with pytest.raises(ZeroDivisionError):
+        _pool.embedding(bytes(16), 2, 2, [0, 0])

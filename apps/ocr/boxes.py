@@ -4,15 +4,17 @@ rapidocr-onnxruntime 1.4.4 turns PP-OCRv4's probability map into boxes with
 OpenCV, shapely and pyclipper (``DBPostProcess`` with thresh 0.3, box_thresh
 0.5, max_candidates 1000, unclip_ratio 1.6, dilation, score_mode "fast"; then
 ``TextDetector.filter_tag_det_res`` and ``RapidOCR.sorted_boxes``). None of
-those exist inside a component, so ``detect_boxes`` does the same steps in pure
-Python, each library call reproduced closely enough that the integer boxes come
-out identical (tests/test_ocr_boxes.py compares with rapidocr itself):
+those exist inside a component, so ``detect_boxes`` does the same steps itself,
+in Python with the serial loops in C (the app's module ``_boxes``,
+``ext/_boxes.c``), each library call reproduced closely enough that the integer
+boxes come out identical (tests/test_ocr_boxes.py compares with rapidocr itself):
 
-1. every border of the mask, in OpenCV's order (``contours.find_contours``);
+1. every border of the mask, in OpenCV's order (``_boxes.find_contours``, C);
 2. ``mini_box``: its minimum-area rectangle (``rotated.min_area_rect``), corners
    ordered as ``get_mini_boxes`` orders them; borders shorter than 3 are dropped;
 3. ``box_score``: the mean probability over the rectangle as ``cv2.fillPoly``
-   fills it (``polygons.fill_poly_spans``); below ``box_thresh``, dropped;
+   fills it (``polygons.fill_poly_spans``, summed by ``_boxes.span_sum``, C);
+   below ``box_thresh``, dropped;
 4. ``unclip``: the rectangle grown by area * 1.6 / perimeter
    (``polygons.offset_round``), and the minimum-area rectangle of that;
 5. scaled to the source image and rounded as numpy does it in float32, then
@@ -23,10 +25,11 @@ out identical (tests/test_ocr_boxes.py compares with rapidocr itself):
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from contours import find_contours
+from _boxes import find_contours, span_sum
 from polygons import fill_poly_spans, offset_round
 from rotated import IntPoint, Point, box_points, f32, min_area_rect
 
@@ -45,7 +48,7 @@ class Box(NamedTuple):
 
 
 def detect_boxes(
-    prob: Sequence[float],
+    prob: array[float],
     mask: bytes,
     h: int,
     w: int,
@@ -58,8 +61,8 @@ def detect_boxes(
 ) -> list[Box]:
     """rapidocr's text boxes for one probability map, in reading order.
 
-    ``prob`` is the detector's map (``h * w`` float32 values, row-major: an
-    ``array('f')`` or a float32 memoryview); ``mask`` is ``prob > 0.3`` dilated
+    ``prob`` is the detector's map (``h * w`` float32 values, row-major, as an
+    ``array('f')``); ``mask`` is ``prob > 0.3`` dilated
     with a 2x2 kernel as ``cv2.dilate`` does (``h * w`` bytes, 0 or 1); the map was
     computed from an image of ``src_h`` x ``src_w`` pixels.
 
@@ -126,7 +129,7 @@ def mini_box(points: Sequence[IntPoint]) -> tuple[list[Point], float]:
     return box, min(rect.size)
 
 
-def box_score(prob: Sequence[float], h: int, w: int, box: Sequence[Point]) -> float:
+def box_score(prob: array[float], h: int, w: int, box: Sequence[Point]) -> float:
     """rapidocr's ``box_score_fast``: the mean of ``prob`` (h x w, row-major) over
     the pixels ``cv2.fillPoly`` sets for ``box`` (float32 corners truncated to
     whole pixels inside the box's bounding rectangle).
@@ -145,14 +148,7 @@ def box_score(prob: Sequence[float], h: int, w: int, box: Sequence[Point]) -> fl
     width = xmax - xmin + 1
     height = ymax - ymin + 1
     vertices = [(int(x - xmin), int(y - ymin)) for x, y in box]
-    spans = fill_poly_spans(vertices, width, height)
-    total = 0.0
-    count = 0
-    for y, row in enumerate(spans):
-        at = (ymin + y) * w + xmin
-        for x1, x2 in row:
-            total += sum(prob[at + x1 : at + x2 + 1])
-            count += x2 - x1 + 1
+    total, count = span_sum(prob, w, xmin, ymin, fill_poly_spans(vertices, width, height))
     return total / count if count else 0.0
 
 

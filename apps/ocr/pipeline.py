@@ -8,7 +8,7 @@
 2. Detection: resized so the shorter side is 736 (multiples of 32),
    normalised, DBNet, probability map and dilated mask (host, fused into the
    model: ``graphs.detector_input`` / ``detector_output``); boxes from the mask
-   (``boxes.py``, pure Python).
+   (``boxes.py``, with its loops in C: ``ext/_boxes.c``).
 3. Each box cut out with a perspective warp (host: ``graphs.crop_graph``).
 4. Direction: the classifier in batches of 6, shortest lines first; lines it
    calls "180" with probability above 0.9 are read upside down.
@@ -28,7 +28,7 @@ from __future__ import annotations
 import array
 import math
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple
 
 import graphs
@@ -133,8 +133,8 @@ class Reader:
         image, top = _letterboxed(image)
         height, width = image.shape[0], image.shape[1]
         lap("prepare")
-        found = self._detect(image)
-        lap("detect")
+        found = self._detect(image, lap)
+        lap("boxes")
         if not found:
             return Reading([], ms)
         cuts = [cut(box, height, width) for box in found]
@@ -153,7 +153,9 @@ class Reader:
 
     # ------------------------------------------------------------ stages
 
-    def _detect(self, image: Tensor) -> list[list[Point]]:
+    def _detect(self, image: Tensor, lap: Callable[[str], None]) -> list[list[Point]]:
+        """The text boxes of ``image``: the fused detector on the host (stage
+        "detect"), then ``detect_boxes`` in the guest (stage "boxes", timed by the caller)."""
         height, width = image.shape[0], image.shape[1]
         side = DETECTOR_SIDE
         ratio = 1.0
@@ -162,10 +164,12 @@ class Reader:
         size_h = int(round(int(height * ratio) / 32) * 32)
         size_w = int(round(int(width * ratio) / 32) * 32)
         if size_h <= 0 or size_w <= 0:
+            lap("detect")
             return []
         size = Tensor([size_h, size_w], dtype="i32")
         out = self.detector.run({"image": image, "size": size})
         prob = array.array("f", out["prob"].tobytes())
+        lap("detect")
         found = detect_boxes(prob, out["mask"].tobytes(), size_h, size_w, height, width)
         return [box.points for box in found]
 

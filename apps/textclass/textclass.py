@@ -9,8 +9,7 @@ command (app.py) and the HTTP server (apps/serve), so that both rank alike.
 
 from __future__ import annotations
 
-import math
-
+import _pool
 from tokenizer import WordPiece
 
 from wasinn import Model, Tensor
@@ -31,13 +30,9 @@ def embed(model: Model, vocab: WordPiece, text: str) -> list[float]:
         "token_type_ids": Tensor.zeros((1, n), "i64"),
     }
     hidden = model.run(feed, outputs=["last_hidden_state"])["last_hidden_state"]
-    width = hidden.shape[-1]
-    values = hidden.tolist()[0]
-    mask = enc.attention_mask
-    total = sum(mask)
-    mean = [sum(values[t][d] * mask[t] for t in range(n)) / total for d in range(width)]
-    norm = math.sqrt(sum(v * v for v in mean)) or 1.0
-    return [v / norm for v in mean]
+    # The pooling in C (ext/_pool.c) on the output's bytes: the same bits as the
+    # Python generator sums it replaced, without n * 384 interpreted steps.
+    return _pool.embedding(hidden.tobytes(), n, hidden.shape[-1], enc.attention_mask)
 
 
 def rank(
