@@ -9,6 +9,7 @@ The integration tests build components with ``./build.sh build``.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
@@ -376,6 +377,16 @@ def otsu(gray: np.ndarray) -> tuple[int, np.ndarray]:
     return t, np.where(gray > t, 255, 0).astype(np.uint8)
 
 
+def _import_from(folder: Path, *names: str) -> list[Any]:
+    """Import the top-level modules ``names`` of an app folder (its natively built
+    extension modules, its plain ones), leaving sys.path as it was."""
+    sys.path.insert(0, str(folder))
+    try:
+        return [importlib.import_module(name) for name in names]
+    finally:
+        sys.path.remove(str(folder))
+
+
 def _gray_images(folder: Path) -> list[Path]:
     """PGM files: noise around two levels, one flat level, a gradient, plus the digit PNGs."""
     rng = np.random.default_rng(29)
@@ -405,11 +416,7 @@ def test_an_apps_c_module_runs_natively(tmp_path: Path) -> None:
     app = ROOT / "tests" / "otsu_app"
     done = subprocess.run([sys.executable, str(TOOL), str(app), "--targets", "native"])
     assert done.returncode == 0
-    sys.path.insert(0, str(app))
-    try:
-        import _otsu
-    finally:
-        sys.path.remove(str(app))
+    (_otsu,) = _import_from(app, "_otsu")
     for path in _gray_images(tmp_path):
         gray = _gray(path)
         t, mask = otsu(gray)
@@ -507,12 +514,7 @@ def test_setjmp_longjmp_natively() -> None:
     ValueError, and the module keeps working."""
     done = subprocess.run([sys.executable, str(TOOL), str(SJLJ_APP), "--targets", "native"])
     assert done.returncode == 0
-    sys.path.insert(0, str(SJLJ_APP))
-    try:
-        import _sjlj
-        import sjlj_cases
-    finally:
-        sys.path.remove(str(SJLJ_APP))
+    _sjlj, sjlj_cases = _import_from(SJLJ_APP, "_sjlj", "sjlj_cases")
     assert _sjlj.dive(2000, -1, 3, True, True) == 2000 * 2001 // 2
     with pytest.raises(ValueError, match="longjmp from depth 1500 with value 9"):
         _sjlj.dive(2000, 1500, 9, True, True)
@@ -532,11 +534,7 @@ def test_setjmp_longjmp_in_a_component(tmp_path: Path) -> None:
     done = run_component(SJLJ_APP, "3000", cwd=tmp_path)
     done.assert_no_trap()
     assert done.code == 0, done.stderr
-    sys.path.insert(0, str(SJLJ_APP))
-    try:
-        import sjlj_cases
-    finally:
-        sys.path.remove(str(SJLJ_APP))
+    (sjlj_cases,) = _import_from(SJLJ_APP, "sjlj_cases")
     (line,) = done.lines
     assert line == sjlj_cases.run(3000)
     assert line["raised"] > 11000 and line["wrong_sums"] == 0

@@ -11,7 +11,6 @@ onnxruntime, over pages rendered with Pillow and the DejaVu fonts.
 
 from __future__ import annotations
 
-import math
 import os
 import subprocess
 import sys
@@ -25,6 +24,7 @@ import cv2
 import numpy as np
 import onnxruntime as ort  # type: ignore[import-untyped]
 import pytest
+from guest_sum import guest_sum
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "apps" / "ocr"
@@ -402,19 +402,6 @@ def test_box_score_and_unclip_equal_rapidocr(rapid: Rapid) -> None:
         assert ([list(p) for p in got], got_short) == (want.tolist(), float(short))
 
 
-def python_sum(values: list[float]) -> float:
-    """``sum(values)`` as CPython 3.12+ adds floats (the guest's 3.14; this
-    Python may be older): the first value, then Neumaier's compensation."""
-    if not values:
-        return 0.0
-    total, c = values[0], 0.0
-    for x in values[1:]:
-        t = total + x
-        c += (total - t) + x if abs(total) >= abs(x) else (x - t) + total
-        total = t
-    return total + c if c and math.isfinite(c) else total
-
-
 def test_span_sum_adds_as_the_guests_sum() -> None:
     """box_score's sums (C) equal the guest's ``sum()`` of each span, bit for bit,
     so the scores and which boxes pass the threshold are what pure Python gave."""
@@ -432,7 +419,7 @@ def test_span_sum_adds_as_the_guests_sum() -> None:
         for y, row in enumerate(spans):
             at = (ymin + y) * w + xmin
             for x1, x2 in row:
-                total += python_sum(flat[at + x1 : at + x2 + 1].tolist())
+                total += guest_sum(flat[at + x1 : at + x2 + 1].tolist())
                 count += x2 - x1 + 1
         assert _boxes.span_sum(flat, w, xmin, ymin, spans) == (total, count), f"seed {seed}"
     with pytest.raises(ValueError, match="outside the map"):

@@ -19,6 +19,7 @@ from conftest import ROOT
 sys.path.insert(0, str(ROOT / "tools"))
 import build_ext  # noqa: E402
 import sjlj_splice  # noqa: E402
+import wasm_binary  # noqa: E402
 
 TOOL = ROOT / "tools" / "sjlj_splice.py"
 COMPONENT_HEADER = b"\0asm\x0d\x00\x01\x00"
@@ -50,12 +51,12 @@ def stub_of(folder: Path) -> Path:
 
 def component(*modules: bytes) -> bytes:
     """A component holding ``modules`` (core module sections), as componentize-py's does."""
-    return sjlj_splice.join(COMPONENT_HEADER, [(1, m) for m in modules])
+    return wasm_binary.join_sections(COMPONENT_HEADER, [(1, m) for m in modules])
 
 
 def with_section(module: bytes, sid: int, payload: bytes) -> bytes:
-    parts = [(s, payload if s == sid else p) for s, p in sjlj_splice.sections(module)]
-    return sjlj_splice.join(module[:8], parts)
+    parts = [(s, payload if s == sid else p) for s, p in wasm_binary.split_sections(module)]
+    return wasm_binary.join_sections(module[:8], parts)
 
 
 def test_the_stub_suffix_is_the_guests() -> None:
@@ -67,7 +68,7 @@ def test_the_stub_hides_exactly_the_exception_handling(built: Path) -> None:
     real, stub = real_of(built).read_bytes(), stub_of(built).read_bytes()
     made = sjlj_splice.make_stub(real)
     assert made.binary == stub
-    real_secs, stub_secs = sjlj_splice.sections(real), sjlj_splice.sections(stub)
+    real_secs, stub_secs = wasm_binary.split_sections(real), wasm_binary.split_sections(stub)
     assert [s for s, _ in real_secs if s != 13] == [s for s, _ in stub_secs]
     assert 13 in dict(real_secs) and 13 not in dict(stub_secs)
     bodies = sjlj_splice.code_bodies(dict(real_secs)[10])
@@ -120,7 +121,7 @@ def test_a_module_componentize_py_changed_is_refused(
     built: Path, section: int, name: str
 ) -> None:
     stub = stub_of(built).read_bytes()
-    payload = dict(sjlj_splice.sections(stub))[section]
+    payload = dict(wasm_binary.split_sections(stub))[section]
     changed = with_section(stub, section, payload + b"\0")
     with pytest.raises(sjlj_splice.SpliceError, match=f"componentize-py changed the {name} "
                        "section of _sjlj.sjlj.wasm's stub module"):  # fmt: skip
@@ -130,7 +131,7 @@ def test_a_module_componentize_py_changed_is_refused(
 def test_a_stub_not_linked_unchanged_or_linked_twice_is_refused(built: Path) -> None:
     stub = stub_of(built).read_bytes()
     pairs = sjlj_splice.find_pairs([built])
-    bodies = sjlj_splice.code_bodies(dict(sjlj_splice.sections(stub))[10])
+    bodies = sjlj_splice.code_bodies(dict(wasm_binary.split_sections(stub))[10])
     rewritten = with_section(stub, 10, sjlj_splice.code_payload([*bodies, sjlj_splice.STUB_BODY]))
     for comp, times in ((component(rewritten), 0), (component(stub, stub), 2)):
         with pytest.raises(sjlj_splice.SpliceError, match=f"found it {times} times"):

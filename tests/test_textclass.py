@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import ROOT, run_component
+from guest_sum import guest_sum
 
 pytestmark = pytest.mark.integration
 
@@ -112,19 +113,6 @@ def test_empty_and_very_long_input(built, tmp_path: Path) -> None:
     guest = np.array(done.lines[0]["embedding"])
     native = native_embeddings([long_text])[0]
     assert float(guest @ native) >= 0.9999  # truncated to 128 tokens the same way
-
-
-def guest_sum(values: list[float]) -> float:
-    """``sum(values)`` of floats as the guest's CPython 3.14 adds them (3.12+:
-    the first value, then Neumaier's compensation); this Python may be older."""
-    if not values:
-        return 0.0
-    total, c = values[0], 0.0
-    for x in values[1:]:
-        t = total + x
-        c += (total - t) + x if abs(total) >= abs(x) else (x - t) + total
-        total = t
-    return total + c if c and math.isfinite(c) else total
 
 
 def test_pooling_in_c_gives_the_pythons_bits() -> None:

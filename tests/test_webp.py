@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from conftest import ROOT
 from PIL import Image
+from test_image_app import run_files
 
 from wasinn import Tensor, image
 from wasinn.image import ImageError, ImageTooLargeError
@@ -323,15 +324,6 @@ def image_app() -> Path:
     return build_app(APP)
 
 
-def run_app(app: Path, cwd: Path, *args: str) -> list[dict[str, Any]]:
-    from conftest import run_component
-
-    done = run_component(app, *args, cwd=cwd, timeout=900)
-    done.assert_no_trap()
-    assert done.code == 0, done.stderr
-    return [json.loads(line) for line in done.stdout.splitlines()]
-
-
 @pytest.mark.integration
 def test_component_decodes_pillow_webps_like_pillow(image_app: Path, tmp_path: Path) -> None:
     files = {
@@ -342,7 +334,7 @@ def test_component_decodes_pillow_webps_like_pillow(image_app: Path, tmp_path: P
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
     names = sorted(files)
-    for got, name in zip(run_app(image_app, tmp_path, *names), names, strict=True):
+    for got, name in zip(run_files(image_app, tmp_path, *names), names, strict=True):
         mode, want = pillow_read(files[name])
         assert got["file"] == name and got["shape"][2] == len(mode), got
         assert got["bytes"] == len(want) and got["crc32"] == zlib.crc32(want), name
@@ -357,7 +349,7 @@ def test_component_encodes_webps_that_pillow_reads(image_app: Path, tmp_path: Pa
     (tmp_path / "out").mkdir()
     names = sorted(sources)
     for spec in ("webp-lossless", "webp:90", "webp:5"):
-        results = run_app(image_app, tmp_path, "--encode", spec, "--out", "out", *names)
+        results = run_files(image_app, tmp_path, "--encode", spec, "--out", "out", *names)
         for got, name in zip(results, names, strict=True):
             pixels = sources[name]
             widened = np.repeat(pixels[..., None], 3, -1) if pixels.ndim == 2 else pixels
@@ -428,53 +420,3 @@ def test_component_decodes_big_webps_in_3x_their_pixels(image_app: Path, tmp_pat
             f" for {pixels_mb:.0f} MB of pixels"
         )
     print("\n" + "\n".join(report))
-
-
-def best_of(runs: int, work: Any, *args: Any, **kw: Any) -> float:
-    """The fastest of ``runs`` calls of ``work(*args, **kw)``, in seconds."""
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        work(*args, **kw)
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
-@pytest.mark.integration
-def test_component_webp_timings_against_pillow(image_app: Path, tmp_path: Path) -> None:
-    """Decode times, best of 10, and encode times, one each (lossless at
-    Pillow's quality 80 takes seconds on a photo): the guest (image_app ``--repeat``) next
-    to native wasinn and Pillow on the same files, printed for the report."""
-    files = {}
-    for w, h in ((640, 480), (1920, 1080)):
-        files[f"lossy_{w}x{h}.webp"] = pillow_webp(photo(w, h), quality=80)
-        files[f"lossless_{w}x{h}.webp"] = pillow_webp(photo(w, h), lossless=True)
-    for name, data in files.items():
-        (tmp_path / name).write_bytes(data)
-    (tmp_path / "out").mkdir()
-    names = sorted(files)
-    decoded = run_app(image_app, tmp_path, "--repeat", "10", *names)
-    runs = {
-        spec: run_app(
-            image_app, tmp_path, "--repeat", "1", "--encode", spec, "--out", "out", *names
-        )
-        for spec in ("webp:80", "webp-lossless")
-    }
-    report = ["", "file: decode guest best/first, native wasinn, Pillow | encode guest, Pillow"]
-    for i, name in enumerate(names):
-        data = files[name]
-        spec = "webp-lossless" if name.startswith("lossless") else "webp:80"
-        got, encoded = decoded[i], runs[spec][i]
-        assert got["file"] == name and got["crc32"] == zlib.crc32(pillow_read(data)[1])
-        native = best_of(10, image.decode, data)
-        pillow = best_of(10, pillow_read, data)
-        pixels = Image.open(io.BytesIO(data)).convert("RGB")
-        options = {"lossless": True} if spec == "webp-lossless" else {"quality": 80}
-        pillow_encode = best_of(1, pixels.save, io.BytesIO(), "WEBP", **options)
-        report.append(
-            f"{name}: decode {got['seconds']:.4f}/{got['first']:.4f} s, {native:.4f} s, "
-            f"{pillow:.4f} s | encode ({spec}) {encoded['encode_seconds']:.4f} s, "
-            f"{pillow_encode:.4f} s"
-        )
-        assert float(got["seconds"]) < 10 and float(encoded["encode_seconds"]) < 60  # sanity
-    print("\n".join(report))

@@ -78,6 +78,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from wasm_binary import BinaryError, join_sections, read_u32, split_sections, u32
+
 # componentize-py releases whose runtime leaks the byte lists it lowers.
 LEAKY = {"0.25.1"}
 
@@ -109,7 +111,7 @@ class PatchError(Exception):
     ...     patch_component(b"not wasm at all")
     ... except PatchError as err:
     ...     print(err)
-    not a WebAssembly binary
+    malformed binary (not a WebAssembly binary)
     """
 
 
@@ -128,35 +130,6 @@ class NotLeaky(Exception):
 # ------------------------------------------------------------ binary encoding
 
 
-def read_u32(data: bytes, pos: int) -> tuple[int, int]:
-    """Decode an unsigned LEB128 number at ``pos``; return (value, next pos)."""
-    value = shift = 0
-    while True:
-        if pos >= len(data):
-            raise PatchError("truncated LEB128 number")
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return value, pos
-        if shift > 35:
-            raise PatchError("LEB128 number too long")
-
-
-def u32(value: int) -> bytes:
-    """Encode ``value`` as unsigned LEB128."""
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
 def read_name(data: bytes, pos: int) -> tuple[str, int]:
     size, pos = read_u32(data, pos)
     if pos + size > len(data):
@@ -167,26 +140,6 @@ def read_name(data: bytes, pos: int) -> tuple[str, int]:
 def name(text: str) -> bytes:
     raw = text.encode("utf-8")
     return u32(len(raw)) + raw
-
-
-def split_sections(binary: bytes) -> list[tuple[int, bytes]]:
-    """A module's or component's sections, after its 8-byte header, as (id, payload)."""
-    if binary[:4] != b"\0asm":
-        raise PatchError("not a WebAssembly binary")
-    sections = []
-    pos = 8
-    while pos < len(binary):
-        section_id = binary[pos]
-        size, pos = read_u32(binary, pos + 1)
-        sections.append((section_id, binary[pos : pos + size]))
-        pos += size
-    if pos != len(binary):
-        raise PatchError("a section runs past the end of the binary")
-    return sections
-
-
-def join_sections(header: bytes, sections: list[tuple[int, bytes]]) -> bytes:
-    return header + b"".join(bytes([sid]) + u32(len(body)) + body for sid, body in sections)
 
 
 def read_vector(payload: bytes) -> tuple[int, int]:
@@ -481,7 +434,7 @@ def identify(component: bytes) -> Identity:
     """
     try:
         return _identify(component)
-    except (IndexError, UnicodeDecodeError) as err:
+    except (IndexError, UnicodeDecodeError, BinaryError) as err:
         raise PatchError(f"malformed binary ({err})") from err
 
 
@@ -512,7 +465,7 @@ def patch_component(component: bytes, assume_version: str | None = None) -> tupl
     """
     try:
         return _patch_component(component, assume_version)
-    except (IndexError, UnicodeDecodeError) as err:
+    except (IndexError, UnicodeDecodeError, BinaryError) as err:
         raise PatchError(f"malformed binary ({err})") from err
 
 

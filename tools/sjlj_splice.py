@@ -47,12 +47,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from wasm_binary import MAGIC, BinaryError, Section, join_sections, read_u32, split_sections, u32
+
 #: What build_ext calls the real module beside its stub ``NAME<suffix>``.
 REAL_SUFFIX = ".sjlj.wasm"
 #: The guest's extension suffix (build_ext.GUEST_SOABI): the stub's name.
 STUB_SUFFIX = ".cpython-314-wasm32-wasi.so"
 
-_MAGIC = b"\0asm"
 _MODULE_VERSION = b"\x01\x00\x00\x00"
 _TYPE, _IMPORT, _FUNCTION, _CODE, _TAG = 1, 2, 3, 10, 13
 #: Module sections the Tag section comes before (the binary format's order:
@@ -64,23 +65,11 @@ _CORE_MODULE, _COMPONENT = 1, 4
 STUB_BODY = b"\x00\x00\x0b"
 
 
-class SpliceError(Exception):
+class SpliceError(BinaryError):
     """The component cannot be spliced; the message says why."""
 
 
 # ---------------------------------------------------------------- the binary format
-
-
-def _uleb(data: bytes, i: int) -> tuple[int, int]:
-    """An unsigned LEB128 number at ``data[i:]``: (value, index after it)."""
-    value = shift = 0
-    while True:
-        byte = data[i]
-        i += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return value, i
 
 
 def _skip_leb(data: bytes, i: int) -> int:
@@ -90,53 +79,16 @@ def _skip_leb(data: bytes, i: int) -> int:
     return i + 1
 
 
-def _enc_uleb(value: int) -> bytes:
-    """``value`` as unsigned LEB128.
-
-    Example::
-
-        >>> _enc_uleb(624485).hex()
-        'e58e26'
-    """
-    out = bytearray()
-    while True:
-        low, value = value & 0x7F, value >> 7
-        out.append(low | 0x80 if value else low)
-        if not value:
-            return bytes(out)
-
-
-Section = tuple[int, bytes]
-
-
-def sections(binary: bytes) -> list[Section]:
-    """The (id, payload) sections of a module or component after its 8-byte header."""
-    out: list[Section] = []
-    i = 8
-    while i < len(binary):
-        size, start = _uleb(binary, i + 1)
-        if start + size > len(binary):
-            raise SpliceError("a section runs past the end of the file")
-        out.append((binary[i], binary[start : start + size]))
-        i = start + size
-    return out
-
-
-def join(header: bytes, parts: Sequence[Section]) -> bytes:
-    """A module or component from its header and sections (sizes re-encoded)."""
-    return header + b"".join(bytes([sid]) + _enc_uleb(len(p)) + p for sid, p in parts)
-
-
 def _is_module(binary: bytes) -> bool:
-    return binary[:4] == _MAGIC and binary[4:8] == _MODULE_VERSION
+    return binary[:4] == MAGIC and binary[4:8] == _MODULE_VERSION
 
 
 def code_bodies(payload: bytes) -> list[bytes]:
     """The function bodies of a Code section's payload (locals and instructions)."""
-    count, i = _uleb(payload, 0)
+    count, i = read_u32(payload, 0)
     bodies = []
     for _ in range(count):
-        size, i = _uleb(payload, i)
+        size, i = read_u32(payload, i)
         bodies.append(payload[i : i + size])
         i += size
     if i != len(payload):
@@ -146,7 +98,7 @@ def code_bodies(payload: bytes) -> list[bytes]:
 
 def code_payload(bodies: Sequence[bytes]) -> bytes:
     """A Code section's payload from function bodies."""
-    return _enc_uleb(len(bodies)) + b"".join(_enc_uleb(len(b)) + b for b in bodies)
+    return u32(len(bodies)) + b"".join(u32(len(b)) + b for b in bodies)
 
 
 # ---------------------------------------------------------------- finding EH instructions
@@ -187,7 +139,7 @@ def uses_eh(body: bytes) -> bool:
         >>> uses_eh(bytes([0, 0x41, 0, 0x08, 0x00, 0x0B]))  # i32.const 0; throw 0; end
         True
     """
-    count, i = _uleb(body, 0)
+    count, i = read_u32(body, 0)
     for _ in range(count):
         i = _skip_leb(body, i) + 1  # how many locals, and their type
     found = False
@@ -199,7 +151,7 @@ def uses_eh(body: bytes) -> bool:
             i = _blocktype(body, i)
         elif op == 0x1F:  # try_table blocktype vec(catch)
             i = _blocktype(body, i)
-            n, i = _uleb(body, i)
+            n, i = read_u32(body, i)
             for _ in range(n):
                 kind = body[i]
                 i += 1
@@ -211,13 +163,13 @@ def uses_eh(body: bytes) -> bool:
         elif op in _ONE_INDEX or op in (0x41, 0x42):
             i = _skip_leb(body, i)
         elif op == 0x0E:  # br_table
-            n, i = _uleb(body, i)
+            n, i = read_u32(body, i)
             for _ in range(n + 1):
                 i = _skip_leb(body, i)
         elif op in (0x11, 0x13):  # call_indirect, return_call_indirect: type, table
             i = _skip_leb(body, _skip_leb(body, i))
         elif op == 0x1C:  # select with types
-            n, i = _uleb(body, i)
+            n, i = read_u32(body, i)
             i += n
         elif op == 0xD0:  # ref.null heaptype
             i = _skip_leb(body, i)
@@ -239,7 +191,7 @@ def uses_eh(body: bytes) -> bool:
 
 
 def _prefixed_fc(body: bytes, i: int) -> int:
-    sub, i = _uleb(body, i)
+    sub, i = read_u32(body, i)
     if sub <= 7:  # saturating conversions
         return i
     if sub in (8, 12, 14):  # memory.init, table.init, table.copy: two indices
@@ -252,7 +204,7 @@ def _prefixed_fc(body: bytes, i: int) -> int:
 
 
 def _prefixed_fd(body: bytes, i: int) -> int:
-    sub, i = _uleb(body, i)
+    sub, i = read_u32(body, i)
     if sub in _SIMD_MEMARG:
         return _skip_leb(body, _skip_leb(body, i))
     if sub in _SIMD_MEMARG_LANE:
@@ -284,7 +236,7 @@ def make_stub(real: bytes) -> Stub:
         raise SpliceError("not a WebAssembly core module")
     out: list[Section] = []
     stubbed: list[int] = []
-    for sid, payload in sections(real):
+    for sid, payload in split_sections(real):
         if sid == _TAG:
             continue
         if sid == _CODE:
@@ -295,7 +247,7 @@ def make_stub(real: bytes) -> Stub:
         out.append((sid, payload))
     if not stubbed:
         raise SpliceError("the module has no exception-handling code to hide")
-    return Stub(join(real[:8], out), tuple(stubbed))
+    return Stub(join_sections(real[:8], out), tuple(stubbed))
 
 
 # ---------------------------------------------------------------- splicing
@@ -332,7 +284,7 @@ def find_pairs(folders: Sequence[Path]) -> list[Pair]:
             real, stub = real_path.read_bytes(), stub_path.read_bytes()
             try:
                 expected = make_stub(real).binary
-            except SpliceError as exc:
+            except BinaryError as exc:
                 raise SpliceError(f"{real_path}: {exc}") from None
             if stub != expected:
                 raise SpliceError(
@@ -352,14 +304,14 @@ def splice_component(component: bytes, pairs: Sequence[Pair]) -> bytes:
     """
     parsed = []
     for pair in pairs:
-        stub, real = dict(sections(pair.stub)), dict(sections(pair.real))
+        stub, real = dict(split_sections(pair.stub)), dict(split_sections(pair.real))
         parsed.append((pair, stub, real))
     hits = [0] * len(parsed)
 
     def fix_module(module: bytes) -> bytes:
         if not _is_module(module):
             return module
-        parts = sections(module)
+        parts = split_sections(module)
         mine = dict(parts)
         for k, (pair, stub, real) in enumerate(parsed):
             if mine.get(_CODE) != stub[_CODE]:
@@ -379,20 +331,20 @@ def splice_component(component: bytes, pairs: Sequence[Pair]) -> bytes:
                 if sid in _AFTER_TAG and _TAG in real and all(s != _TAG for s, _ in out):
                     out.append((_TAG, real[_TAG]))
                 out.append((sid, real[_CODE] if sid == _CODE else payload))
-            return join(module[:8], out)
+            return join_sections(module[:8], out)
         return module
 
     def walk(binary: bytes) -> bytes:
         out: list[Section] = []
-        for sid, payload in sections(binary):
+        for sid, payload in split_sections(binary):
             if sid == _CORE_MODULE:
                 payload = fix_module(payload)
             elif sid == _COMPONENT:
                 payload = walk(payload)
             out.append((sid, payload))
-        return join(binary[:8], out)
+        return join_sections(binary[:8], out)
 
-    if component[:4] != _MAGIC or _is_module(component):
+    if component[:4] != MAGIC or _is_module(component):
         raise SpliceError("not a WebAssembly component")
     spliced = walk(component)
     for (pair, _, real), count in zip(parsed, hits, strict=True):
@@ -435,7 +387,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         done = splice_file(args.component, args.folders)
-    except (SpliceError, OSError) as exc:
+    except (BinaryError, OSError) as exc:
         print(f"sjlj_splice: {args.component}: {exc}", file=sys.stderr)
         return 1
     for pair in done:
