@@ -124,7 +124,7 @@ class Native:
     def __init__(self) -> None:
         compiled = ov.Core().compile_model(str(MODEL), "CPU")
         self.request = compiled.create_infer_request()
-        self.precision = str(compiled.get_property("INFERENCE_PRECISION_HINT"))
+        self.precision = compiled.get_property("INFERENCE_PRECISION_HINT").to_string()
 
     @staticmethod
     def decode(data: bytes) -> np.ndarray:
