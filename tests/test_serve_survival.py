@@ -72,6 +72,9 @@ def test_serve_restarts_a_worker_that_dies() -> None:
     """A crash (SIGABRT here: wasmtime ignores a SIGSEGV that no fault raised)."""
     with Server(reuse=100) as server:
         first = server.pid
+        # The supervisor logs "ready" after its own check of the worker, which may
+        # come after the server answers: wait for it, or the count below is off by one.
+        wait_for(lambda: f" ready (pid {first})" in server.stderr(), 60, "the worker is ready")
         os.kill(first, signal.SIGABRT)
         wait_for(lambda: server.stderr().count(" ready (pid ") == 2, 60, "a new worker is ready")
         assert server.pid != first

@@ -76,6 +76,7 @@ from typing import Any
 import build_stamp
 import c_libraries
 import sjlj_splice
+import wasm_binary
 
 TOOLS = Path(__file__).resolve().parent
 ROOT = TOOLS.parent
@@ -434,6 +435,7 @@ def sjlj_toolchain(cache_dir: Path) -> Sjlj:
     ), files=(
         *((f"sjlj {p.name}", p) for p in (SJLJ_HEADER, *SJLJ_RUNTIME)),
         (f"tool {TOOLS.name}/sjlj_splice.py", Path(sjlj_splice.__file__)),
+        (f"tool {TOOLS.name}/wasm_binary.py", Path(wasm_binary.__file__)),
         ("sjlj package-lock.json", NODE_PACKAGE / "package-lock.json"),
     ))  # fmt: skip
 
