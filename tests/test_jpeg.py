@@ -346,3 +346,24 @@ def test_exif_transpose_turns_pixels_as_pillow(orientation: int) -> None:
     assert image.decode(data).shape == (21, 37, 3)  # as stored by default
     gray = image.decode(data, exif_transpose=True, mode="L")
     assert gray.tobytes() == want.convert("L").tobytes()
+
+
+@pytest.mark.parametrize("orientation", [3, 6, 8])
+@pytest.mark.parametrize("fmt", ["PNG", "WEBP"])
+def test_exif_transpose_reads_png_and_webp_exif_chunks(fmt: str, orientation: int) -> None:
+    """A PNG's eXIf chunk and a WebP's EXIF chunk turn the pixels as Pillow's
+    ImageOps.exif_transpose does (lossless WebP, so the pixels compare exactly)."""
+    from PIL import ImageOps
+
+    rng = random.Random(orientation)
+    source = Image.frombytes("RGB", (23, 11), bytes(rng.randrange(256) for _ in range(23 * 11 * 3)))
+    exif = source.getexif()
+    exif[0x0112] = orientation
+    out = io.BytesIO()
+    source.save(out, fmt, exif=exif.tobytes(), **({"lossless": True} if fmt == "WEBP" else {}))
+    data = out.getvalue()
+    want = ImageOps.exif_transpose(Image.open(io.BytesIO(data))).convert("RGB")
+    pixels, info = image.decode_with_info(data, exif_transpose=True, mode="RGB")
+    assert info["orientation"] == orientation
+    assert pixels.shape == (want.height, want.width, 3)
+    assert pixels.tobytes() == want.tobytes()

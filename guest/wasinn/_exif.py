@@ -1,4 +1,5 @@
-"""The EXIF orientation tag of a JPEG's APP1 segment.
+"""The EXIF orientation tag: of a JPEG's APP1 segment, a PNG's ``eXIf``
+chunk or a WebP's ``EXIF`` chunk.
 
 Only what ``wasinn.image.decode(exif_transpose=True)`` needs: IFD0's tag
 0x0112, the way a camera says how the stored pixels must be turned to be seen
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["orientation"]
+__all__ = ["chunk_orientation", "orientation"]
 
 _TAG_ORIENTATION = 0x0112
 _TYPE_SHORT = 3
@@ -30,7 +31,25 @@ def orientation(body: bytes | None) -> int | None:
     """
     if body is None:
         return None
-    tiff = body[6:]
+    return _tiff_orientation(body[6:])
+
+
+def chunk_orientation(payload: bytes | None) -> int | None:
+    """The orientation (1-8) in a PNG ``eXIf`` or WebP ``EXIF`` chunk: TIFF data,
+    which some writers prefix with ``b"Exif\\0\\0"`` as in a JPEG; or None.
+
+    Example::
+
+        >>> entry = b"\\x12\\x01\\x03\\0\\x01\\0\\0\\0\\x03\\0\\0\\0"  # 0x0112, SHORT, 1, 3
+        >>> chunk_orientation(b"II*\\0\\x08\\0\\0\\0\\x01\\0" + entry)
+        3
+    """
+    if payload is None:
+        return None
+    return _tiff_orientation(payload[6:] if payload.startswith(b"Exif\0\0") else payload)
+
+
+def _tiff_orientation(tiff: bytes) -> int | None:
     if len(tiff) < 8 or tiff[:2] not in (b"II", b"MM"):
         return None
     order: Literal["little", "big"] = "little" if tiff[:2] == b"II" else "big"

@@ -22,7 +22,7 @@ data compresses.
 
 from __future__ import annotations
 
-from . import _png_codec
+from . import _exif, _png_codec
 from ._imagecore import ImageError, ImageInfo, check_size
 
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -52,7 +52,7 @@ def decode_png(data: bytes, name: str, max_pixels: int) -> tuple[int, int, int, 
 
     >>> w, h, ch, pixels, info = decode_png(open("a.png", "rb").read(), "a.png", 1 << 26)
     >>> info
-    {'format': 'png'}
+    {'format': 'png', 'orientation': None}
     """
     info = probe_png(data, name)
     check_size(name, info.width, info.height, max_pixels)
@@ -60,7 +60,29 @@ def decode_png(data: bytes, name: str, max_pixels: int) -> tuple[int, int, int, 
         width, height, channels, pixels = _png_codec.decode(data, max_pixels)
     except ValueError as exc:
         raise ImageError(f"{name} {exc}") from None
-    return width, height, channels, pixels, {"format": "png"}
+    return width, height, channels, pixels, {
+        "format": "png",
+        "orientation": _exif.chunk_orientation(_exif_chunk(data)),
+    }
+
+
+def _exif_chunk(data: bytes) -> bytes | None:
+    """The payload of the ``eXIf`` chunk of a PNG the codec decoded, or None.
+
+    Walks the chunk headers (lengths, types) up to the first IDAT: the PNG
+    specification (third edition) puts eXIf before the image data, and
+    stopping there keeps the walk short whatever a file's chunk count.
+    """
+    pos = len(SIGNATURE)
+    while pos + 8 <= len(data):
+        length = int.from_bytes(data[pos : pos + 4], "big")
+        kind = data[pos + 4 : pos + 8]
+        if kind == b"eXIf":
+            return data[pos + 8 : pos + 8 + length]
+        if kind in (b"IDAT", b"IEND"):
+            return None
+        pos += 12 + length
+    return None
 
 
 def encode_png(pixels: bytes, width: int, height: int, channels: int, compress_level: int) -> bytes:

@@ -23,7 +23,7 @@ to exactly the pixels encoded.
 
 from __future__ import annotations
 
-from . import _webp_codec
+from . import _exif, _webp_codec
 from ._imagecore import ImageError, ImageInfo, check_size
 
 Info = dict[str, object]
@@ -60,18 +60,48 @@ def probe_webp(data: bytes, name: str) -> ImageInfo:
 
 def decode_webp(data: bytes, name: str, max_pixels: int) -> tuple[int, int, int, bytes, Info]:
     """Decode WebP ``data`` to (width, height, channels, 8-bit interleaved
-    pixels, info); ``info`` is ``{"format": "webp", "lossless": bool}``.
+    pixels, info); ``info`` is ``{"format": "webp", "lossless": bool,
+    "orientation": the EXIF orientation 1-8 or None}``.
 
     >>> w, h, ch, pixels, info = decode_webp(open("a.webp", "rb").read(), "a.webp", 1 << 26)
     >>> ch, info
-    (3, {'format': 'webp', 'lossless': False})
+    (3, {'format': 'webp', 'lossless': False, 'orientation': None})
     """
     width, height, channels, lossless = _headers(data, name, max_pixels)
     try:
         pixels = _webp_codec.decode(data, channels)
     except ValueError as exc:
         raise ImageError(f"{name} {exc}") from None
-    return width, height, channels, pixels, {"format": "webp", "lossless": lossless}
+    orientation = _exif.chunk_orientation(_exif_chunk(data))
+    return width, height, channels, pixels, {
+        "format": "webp",
+        "lossless": lossless,
+        "orientation": orientation,
+    }
+
+
+#: RIFF chunks ``_exif_chunk`` looks at before it gives up.
+_MAX_CHUNKS = 64
+
+
+def _exif_chunk(data: bytes) -> bytes | None:
+    """The payload of the ``EXIF`` chunk of a WebP's RIFF container, or None.
+
+    RIFF chunks: a FourCC, a little-endian 32-bit size and the payload, padded
+    to an even length; the container's own header is the first 12 bytes. A
+    still image has a handful (VP8X, ICCP, ALPH, VP8/VP8L, EXIF, XMP): the
+    walk gives up after ``_MAX_CHUNKS``, so a file of tiny unknown chunks
+    costs no more.
+    """
+    pos = 12
+    for _ in range(_MAX_CHUNKS):
+        if pos + 8 > len(data):
+            break
+        size = int.from_bytes(data[pos + 4 : pos + 8], "little")
+        if data[pos : pos + 4] == b"EXIF":
+            return data[pos + 8 : pos + 8 + size]
+        pos += 8 + size + (size & 1)
+    return None
 
 
 def encode_webp(

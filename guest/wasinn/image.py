@@ -122,9 +122,10 @@ def decode_with_info(
     exif_transpose: bool = False,
 ) -> tuple[Tensor, dict[str, object]]:
     """``decode``, plus what the file says about itself: ``{"format": "png" |
-    "jpeg" | "webp" | "ppm", ...}``; WebPs add ``"lossless"`` (bool); JPEGs add
-    ``"orientation"`` (the EXIF value 1-8, or ``None``): what the file says,
-    whether or not ``exif_transpose=True`` turned the pixels.
+    "jpeg" | "webp" | "ppm", ...}``; WebPs add ``"lossless"`` (bool); JPEGs,
+    PNGs and WebPs add ``"orientation"`` (the EXIF value 1-8 of a JPEG's APP1
+    segment, a PNG's ``eXIf`` chunk or a WebP's ``EXIF`` chunk, or ``None``):
+    what the file says, whether or not ``exif_transpose=True`` turned the pixels.
 
     Example::
 
