@@ -52,6 +52,7 @@ from PIL import Image, ImageFilter
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
+from component_lines import json_lines  # noqa: E402  (bench/, beside this file)
 from guest_memory import run_measured  # noqa: E402  (tests/ is put on the path above)
 from png_rows import zero_png  # noqa: E402
 
@@ -183,13 +184,7 @@ def rows(quick: bool = False, memory: bool = True) -> list[dict[str, Any]]:
 
 def run_app(folder: Path, names: list[str], *options: str) -> list[dict[str, Any]]:
     """image_app's JSON lines for ``names`` in ``folder`` (its working directory)."""
-    done = subprocess.run(
-        [str(ROOT / "build.sh"), "run", str(APP), "--repeat", str(REPEAT), *options, *names],
-        cwd=folder, capture_output=True, text=True, timeout=3600,
-    )  # fmt: skip
-    if done.returncode:
-        raise SystemExit(f"bench: the image_app component failed:\n{done.stderr}")
-    return [json.loads(line) for line in done.stdout.splitlines()]
+    return json_lines(APP, ["--repeat", str(REPEAT), *options, *names], folder)
 
 
 def encode_rows(folder: Path, sources: list[str]) -> list[dict[str, Any]]:

@@ -16,9 +16,7 @@ and REPEAT times by rapidocr natively with onnxruntime and with OpenVINO f32
 
 from __future__ import annotations
 
-import json
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "ocr"
 sys.path.insert(0, str(ROOT / "tests"))
 import ocr_oracle  # noqa: E402  (tests/ is put on the path above)
+from component_lines import json_lines  # noqa: E402  (bench/, beside this file)
 
 REPEAT = 3
 QUICK_IMAGES = ("receipt.png", "paragraph_q90_444.jpg", "line_sans24.png", "form.png")
@@ -37,13 +36,7 @@ TARGET_RATIO = 1.3
 
 def guest_times(files: list[str]) -> dict[str, dict[str, Any]]:
     """The component's median run per image: {"ms", "stages", "lines"}."""
-    done = subprocess.run(
-        [str(ROOT / "build.sh"), "run", "ocr", "--json", "--repeat", str(REPEAT), *files],
-        cwd=DATA, capture_output=True, text=True, timeout=3600,
-    )  # fmt: skip
-    if done.returncode:
-        raise SystemExit(f"bench: the ocr component failed:\n{done.stderr}")
-    records = [json.loads(line) for line in done.stdout.splitlines()]
+    records = json_lines("ocr", ["--json", "--repeat", str(REPEAT), *files], DATA)
     return {r["file"]: r for r in records}
 
 

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import subprocess
 import sys
 import tempfile
@@ -60,6 +59,7 @@ APP = ROOT / "bench" / "photo_app"
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(APP))
 import blazeface as bf  # noqa: E402  (bench/photo_app is put on the path above)
+from component_lines import json_lines  # noqa: E402
 from image_bench import photo  # noqa: E402
 
 MODEL = ROOT / "build" / "models" / "photo_app" / "blazeface.xml"
@@ -108,13 +108,7 @@ def build() -> None:
 
 def guest_runs(folder: Path, names: list[str]) -> dict[str, dict[str, Any]]:
     """The component's JSON line per file (its model inputs dumped into ``folder``)."""
-    done = subprocess.run(
-        [str(ROOT / "build.sh"), "run", str(APP), "--repeat", str(REPEAT), "--dump", ".", *names],
-        cwd=folder, capture_output=True, text=True, timeout=3600,
-    )  # fmt: skip
-    if done.returncode:
-        raise SystemExit(f"bench: the photo_app component failed:\n{done.stderr}")
-    records = [json.loads(line) for line in done.stdout.splitlines()]
+    records = json_lines(APP, ["--repeat", str(REPEAT), "--dump", ".", *names], folder)
     return {r["file"]: r for r in records}
 
 
