@@ -285,6 +285,20 @@ def test_a_failed_or_deleted_module_leaves_no_output(ext_folder: tuple[Path, Pat
     assert not list(folder.glob("*.so"))
 
 
+def test_a_misspelt_directive_is_refused_and_leaves_no_output(
+    ext_folder: tuple[Path, Path],
+) -> None:
+    """``/* build_ext: lnk zlib */`` would otherwise build a module without zlib."""
+    folder, cache = ext_folder
+    assert run_tool(folder, cache).returncode == 0
+    source = folder / "ext" / "_probe.c"
+    source.write_text("/* build_ext: lnk zlib */\n" + source.read_text())
+    failed = run_tool(folder, cache)
+    assert failed.returncode == 1
+    assert "unknown /* build_ext: lnk */ (known: link: " in failed.stderr
+    assert not list(folder.glob("*.so"))
+
+
 def test_a_missing_toolchain_is_named_for_setup_to_install(
     ext_folder: tuple[Path, Path],
     monkeypatch: pytest.MonkeyPatch,

@@ -492,38 +492,54 @@ def modules(folder: Path) -> dict[str, Path]:
     return {p.stem: p for p in sorted(ext.glob("*.c"))} if ext.is_dir() else {}
 
 
-_LINK_COMMENT = re.compile(r"/\*\s*build_ext:\s*link\s+([^*]+?)\s*\*/")
+#: What a module's source may ask of this build, in ``/* build_ext: WORD ... */``.
+DIRECTIVES = {"link": "link C libraries of tools/c_libraries.toml", "sjlj": "use setjmp/longjmp"}
+_DIRECTIVE = re.compile(r"/\*\s*build_ext:\s*(\S+)([^*]*?)\s*\*/")
 
 
-def linked_libraries(source: Path) -> list[str]:
-    """The C libraries a module's source names in ``/* build_ext: link NAME ... */``.
+def directives(source: Path) -> dict[str, list[str]]:
+    """The ``/* build_ext: WORD ARGS */`` comments of a module's source, as
+    {WORD: ARGS}; an unknown WORD (a typo would otherwise be ignored) or
+    arguments to ``sjlj`` raise ExtError.
 
     Example::
 
         >>> import pathlib, tempfile
         >>> src = pathlib.Path(tempfile.mkdtemp()) / "_png.c"
-        >>> _ = src.write_text("/* build_ext: link libspng zlib */ #include <spng.h>")
-        >>> linked_libraries(src)
-        ['libspng', 'zlib']
+        >>> _ = src.write_text("/* build_ext: link libspng zlib */ /* build_ext: sjlj */")
+        >>> directives(src)
+        {'link': ['libspng', 'zlib'], 'sjlj': []}
     """
-    return [name for m in _LINK_COMMENT.finditer(source.read_text()) for name in m.group(1).split()]
+    found: dict[str, list[str]] = {}
+    for m in _DIRECTIVE.finditer(source.read_text()):
+        word, args = m.group(1), m.group(2).split()
+        if word not in DIRECTIVES:
+            known = "; ".join(f"{k}: {v}" for k, v in DIRECTIVES.items())
+            raise ExtError(f"{_shown(source)}: unknown /* build_ext: {word} */ (known: {known})")
+        if word == "sjlj" and args:
+            raise ExtError(f"{_shown(source)}: /* build_ext: sjlj */ takes nothing, not {args}")
+        found.setdefault(word, []).extend(args)
+    return found
 
 
-_SJLJ_COMMENT = re.compile(r"/\*\s*build_ext:\s*sjlj\s*\*/")
+def linked_libraries(source: Path) -> list[str]:
+    """The C libraries a module's source names in ``/* build_ext: link NAME ... */``."""
+    return directives(source).get("link", [])
 
 
 def uses_sjlj(source: Path) -> bool:
-    """Whether a module's source opts into setjmp/longjmp with ``/* build_ext: sjlj */``.
+    """Whether a module's source opts into setjmp/longjmp with ``/* build_ext: sjlj */``."""
+    return "sjlj" in directives(source)
 
-    Example::
 
-        >>> import pathlib, tempfile
-        >>> src = pathlib.Path(tempfile.mkdtemp()) / "_codec.c"
-        >>> _ = src.write_text("/* build_ext: sjlj */ #include <setjmp.h>")
-        >>> uses_sjlj(src)
-        True
-    """
-    return bool(_SJLJ_COMMENT.search(source.read_text()))
+def _asks_sjlj(source: Path) -> bool:
+    """``uses_sjlj``, False where the comments are bad: the toolchain is chosen
+    before the modules are built, and building that module then reports them
+    and removes its outputs, as for any module that fails."""
+    try:
+        return uses_sjlj(source)
+    except ExtError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -777,7 +793,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         targets: list[Target] = []
         sources = [src for f in args.folders for src in modules(f).values()]
         if sources:
-            sjlj = "guest" in wanted and any(uses_sjlj(src) for src in sources)
+            sjlj = "guest" in wanted and any(_asks_sjlj(src) for src in sources)
             _require_toolchain(sjlj)
             for name in wanted:
                 targets.append(guest_target(args.cache, sjlj) if name == "guest"
