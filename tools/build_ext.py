@@ -167,6 +167,10 @@ abi = {
     "suffixes": importlib.machinery.EXTENSION_SUFFIXES,
     "gil_disabled": bool(sysconfig.get_config_var("Py_GIL_DISABLED")),
     "sizes": {k: v for k, v in sysconfig.get_config_vars().items() if k.startswith("SIZEOF_")},
+    # Every build-time setting, for guest_packages.py (a pyconfig.h and sysconfig
+    # data for packages built against the full C API).
+    "config_vars": {k: v for k, v in sysconfig.get_config_vars().items()
+                    if isinstance(v, (int, str))},
 }
 with open(os.path.join(os.path.dirname(__file__), "abi.json"), "w") as f:
     json.dump(abi, f)
@@ -290,7 +294,7 @@ def guest_abi(cache_dir: Path) -> dict[str, Any]:
     path = cache_dir / "guest-abi.json"
     try:
         cached: dict[str, Any] = json.loads(path.read_text())
-        if cached.get("componentize-py") == version:
+        if cached.get("componentize-py") == version and "config_vars" in cached:
             return cached
     except (OSError, ValueError):
         pass

@@ -126,35 +126,39 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def download(url: str, sha256: str, path: Path, what: str) -> Path:
+    """``path``, downloaded from ``url`` unless it is there with the pinned SHA-256.
+
+    Written under a temporary name and renamed, so that an interrupted
+    download leaves nothing a later build could take for the file.
+    """
+    if path.is_file() and _sha256(path) == sha256:
+        return path
+    print(f"downloading {url}", file=sys.stderr)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    try:
+        with urllib.request.urlopen(url, timeout=120) as answer, partial.open("wb") as f:
+            shutil.copyfileobj(answer, f)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        raise LibraryError(f"could not download {what} from {url}: {exc}") from None
+    got = _sha256(partial)
+    if got != sha256:
+        partial.unlink()
+        raise LibraryError(f"{url} has SHA-256 {got}, not the pinned {sha256} ({what})")
+    partial.replace(path)
+    return path
+
+
 def fetch(library: Library, cache_dir: Path) -> dict[str, Path]:
     """The library's pinned files, downloaded into ``cache_dir/sources`` once and checked."""
-    folder = cache_dir / "sources"
-    folder.mkdir(parents=True, exist_ok=True)
-    found = {}
-    for file_name, expected in library.files.items():
-        path = folder / file_name
-        if not path.is_file() or _sha256(path) != expected:
-            url = f"{POOL}/{library.pool}/{file_name}"
-            print(f"c_libraries: downloading {url}", file=sys.stderr)
-            partial = path.with_name(f".{file_name}.{os.getpid()}")
-            try:
-                with urllib.request.urlopen(url, timeout=120) as answer, partial.open("wb") as f:
-                    shutil.copyfileobj(answer, f)
-            except OSError as exc:
-                partial.unlink(missing_ok=True)
-                raise LibraryError(
-                    f"could not download {library.name}'s {file_name} from {url}: {exc}"
-                ) from None
-            got = _sha256(partial)
-            if got != expected:
-                partial.unlink()
-                raise LibraryError(
-                    f"{url} has SHA-256 {got}, not the {expected} pinned in "
-                    f"{CATALOGUE.name} for {library.name} {library.version}"
-                )
-            partial.replace(path)
-        found[file_name] = path
-    return found
+    what = f"{library.name} {library.version} ({CATALOGUE.name})"
+    return {
+        file_name: download(f"{POOL}/{library.pool}/{file_name}", expected,
+                            cache_dir / "sources" / file_name, what)
+        for file_name, expected in library.files.items()
+    }  # fmt: skip
 
 
 def unpack(library: Library, files: Mapping[str, Path], into: Path) -> Path:

@@ -1,0 +1,578 @@
+"""Build Python packages with compiled code (numpy first) for the guest.
+
+componentize-py 0.25.1 links every wasm extension module it finds in its
+``-p`` folders into the component, so a package such as numpy runs inside one
+once its C (and C++, and Cython) is compiled for wasm32-wasi against the guest
+CPython's full C API. ``tools/guest_packages.toml`` pins what can be built
+this way; an app asks for it in its ``requirements.txt`` (``numpy==2.4.6``)
+and ``tools/app_deps.py`` calls :func:`site` instead of pip.
+
+    guest_packages.py NAME [--print-site]     # build (or find) NAME; exit 3: toolchain missing
+
+What a build uses, all from the one toolchain of ``tools/build_ext.py``:
+
+- the package's sdist from PyPI's file host, checked against its pinned SHA-256;
+  our patches (``tools/guest_packages/NAME/*.patch``, each saying why at its
+  top) applied with ``git apply``;
+- Debian bookworm's clang 19 for wasm32-wasi, its C++ library headers
+  (``libc++-19-dev-wasm32``) and compiler-rt builtins (128-bit ``long double``
+  is software there, and the guest's ``libc.so`` does not export them);
+- CPython 3.14's headers from Debian (``[python-headers]`` in the catalogue)
+  with a ``pyconfig.h`` written from the guest CPython's own build settings,
+  which ``build_ext.guest_abi`` reads from a probe component;
+- for meson builds: the package's own meson in a cross build, with a
+  "python" whose ``sysconfig`` is the guest's (suffix ``.cpython-314-wasm32-wasi.so``)
+  and a compiler wrapper that links a shared module as componentize-py wants.
+
+Cached outside the clone (``$XDG_CACHE_HOME/wasinn/guest-packages``, or
+``WASINN_CACHE``), in a folder named after the SHA-256 of everything the
+build depends on: the catalogue's entry, the patches, the toolchain's
+versions, the flags, the guest's ABI and this file. A fresh clone, CI and
+every app reuse one build; a change anywhere builds into a new folder.
+
+A guest whose CPython is not the one the headers describe (a new
+componentize-py), or an app pinning a version the catalogue does not, stops
+the build with a message saying what to change.
+
+Example::
+
+    >>> path = site("numpy", "2.4.6")          # doctest: +SKIP
+    >>> sorted(p.name for p in path.iterdir())  # doctest: +SKIP
+    ['numpy']
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import build_ext
+import build_stamp
+import c_libraries
+import tomllib
+
+TOOLS = Path(__file__).resolve().parent
+CATALOGUE = TOOLS / "guest_packages.toml"
+PATCHES = TOOLS / "guest_packages"
+#: Linked into every module of a package (hidden): see the file.
+CXX_RUNTIME = TOOLS / "wasm32-wasi" / "cxx_runtime.c"
+#: <pthread.h> for CPython's headers (see the file).
+PTHREAD_SHIM = TOOLS / "wasm32-wasi" / "pthread"
+CYTHON_VERSION_OF = "cython"
+
+LLVM_AR = build_ext.LLVM_BIN / "llvm-ar"
+NINJA = Path("/usr/bin/ninja")
+#: Debian bookworm packages a package build needs beyond build_ext's, each with
+#: a file only it installs.
+PACKAGES = {
+    "llvm-19": LLVM_AR,
+    "libc++-19-dev-wasm32": Path("/usr/lib/wasm32-wasi/libc++.a"),
+    "libc++abi-19-dev-wasm32": Path("/usr/lib/wasm32-wasi/libc++abi.a"),
+    "libclang-rt-19-dev-wasm32": Path("/usr/lib/llvm-19/lib/clang/19/lib/wasi/libclang_rt.builtins-wasm32.a"),
+    "ninja-build": NINJA,
+}  # fmt: skip
+
+
+class PackageError(Exception):
+    """A package cannot be built for the guest; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Headers:
+    """CPython's headers for the guest: one Debian binary package."""
+
+    python: str
+    package: str
+    version: str
+    pool: str
+    file: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Package:
+    """One package of the catalogue."""
+
+    name: str
+    version: str
+    sdist: str
+    sha256: str
+    build: str
+    options: tuple[str, ...]
+    patches: tuple[str, ...]
+    drop: tuple[str, ...]
+
+    def entry(self) -> str:
+        """The entry as canonical JSON: part of the build key."""
+        return json.dumps(self.__dict__, sort_keys=True)
+
+
+def load_catalogue(path: Path = CATALOGUE) -> tuple[Headers, dict[str, Package]]:
+    """The headers' entry and every package of the catalogue, by name."""
+    raw = tomllib.loads(path.read_text())
+    try:
+        headers = Headers(**raw.pop("python-headers"))
+        packages = {
+            name: Package(
+                name=name, version=entry["version"], sdist=entry["sdist"],
+                sha256=entry["sha256"], build=entry["build"],
+                options=tuple(entry.get("options", ())), patches=tuple(entry.get("patches", ())),
+                drop=tuple(entry.get("drop", ())),
+            )  # fmt: skip
+            for name, entry in raw.items()
+        }
+    except (KeyError, TypeError) as exc:
+        raise PackageError(f"{path.name}: an entry lacks or mistypes {exc}") from None
+    for package in packages.values():
+        if package.build != "meson":
+            raise PackageError(f"{path.name}: {package.name}: unknown build {package.build!r}")
+    return headers, packages
+
+
+def cache_root() -> Path:
+    """Where builds are kept: ``$WASINN_CACHE`` or ``$XDG_CACHE_HOME/wasinn`` (``~/.cache``)."""
+    explicit = os.environ.get("WASINN_CACHE")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "wasinn"
+
+
+def missing_packages() -> list[str]:
+    """The Debian packages a package build needs that are not installed."""
+    missing = build_ext.missing_packages()
+    return missing + [name for name, path in PACKAGES.items() if not path.exists()]
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# ---------------------------------------------------------------- the guest's CPython
+
+
+def _fetch_headers(headers: Headers, cache: Path) -> tuple[Path, str]:
+    """The unpacked Debian package of CPython's headers, and its version.
+
+    The pinned file comes from the Debian pool; once sid has moved on and the
+    pool no longer has it, sid's current package of the same CPython is
+    downloaded with a private apt configuration (the machine's own sources are
+    not touched), and the build says so.
+    """
+    folder = cache / "python-headers" / headers.file.removesuffix(".deb")
+    if (folder / ".complete").is_file():
+        return folder, headers.version
+    url = f"{c_libraries.POOL}/{headers.pool}/{headers.file}"
+    deb = cache / "sources" / headers.file
+    version = headers.version
+    try:
+        c_libraries.download(url, headers.sha256, deb, f"{headers.package} ({CATALOGUE.name})")
+    except c_libraries.LibraryError as exc:
+        print(f"guest_packages: {exc}; asking Debian sid for its current {headers.package}",
+              file=sys.stderr)  # fmt: skip
+        deb, version = _download_from_sid(headers, cache)
+        folder = cache / "python-headers" / deb.name.removesuffix(".deb")
+    tmp = Path(tempfile.mkdtemp(prefix=".headers-", dir=cache))
+    try:
+        done = subprocess.run(["dpkg-deb", "-x", str(deb), str(tmp)], capture_output=True, text=True)
+        if done.returncode:
+            raise PackageError(f"could not unpack {deb}: {done.stderr.strip()}")
+        (tmp / ".complete").write_text(version + "\n")
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp.rename(folder)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return folder, version
+
+
+def _download_from_sid(headers: Headers, cache: Path) -> tuple[Path, str]:
+    config = cache / "apt-sid"
+    (config / "lists" / "partial").mkdir(parents=True, exist_ok=True)
+    (config / "sid.sources").write_text(
+        "Types: deb\nURIs: http://deb.debian.org/debian\nSuites: sid\nComponents: main\n"
+        "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg\n"
+    )
+    options = ["-o", "Dir::Etc::SourceList=/dev/null", "-o", f"Dir::Etc::SourceParts={config}",
+               "-o", f"Dir::State::Lists={config / 'lists'}"]  # fmt: skip
+    for argv in (["apt-get", *options, "update", "-qq"],
+                 ["apt-get", *options, "download", headers.package]):  # fmt: skip
+        done = subprocess.run(argv, cwd=config, capture_output=True, text=True)
+        if done.returncode:
+            raise PackageError(
+                f"could not download {headers.package} from Debian sid ({' '.join(argv[-2:])}): "
+                f"{done.stderr.strip()[-1000:]}. Pin a version the Debian pool has in "
+                f"tools/{CATALOGUE.name} [python-headers]."
+            )
+    debs = sorted(config.glob(f"{headers.package}_*.deb"))
+    version = debs[-1].name.split("_")[1]
+    if not version.startswith(headers.python + "."):
+        raise PackageError(f"Debian sid's {headers.package} is {version}, not {headers.python}.x")
+    print(f"guest_packages: using {debs[-1].name}; pin it in tools/{CATALOGUE.name}",
+          file=sys.stderr)  # fmt: skip
+    return debs[-1], version
+
+
+def check_guest(abi: Mapping[str, Any], headers: Headers) -> None:
+    """Refuse a guest CPython other than the one the pinned headers describe.
+
+    Example::
+
+        >>> h = Headers("3.14", "libpython3.14-dev", "3.14.10-1", "p", "f.deb", "0")
+        >>> check_guest({"version": [3, 15, 0], "componentize-py": "0.26.0"}, h)
+        Traceback (most recent call last):
+        ...
+        guest_packages.PackageError: componentize-py 0.26.0 runs CPython 3.15.0, ...
+    """
+    major, minor, micro = abi["version"]
+    if f"{major}.{minor}" != headers.python:
+        raise PackageError(
+            f"componentize-py {abi.get('componentize-py', '?')} runs CPython "
+            f"{major}.{minor}.{micro}, but packages are built for the guest against CPython "
+            f"{headers.python}'s headers ({headers.package} in tools/{CATALOGUE.name}). A module "
+            f"built for another minor version would not load. Pin that CPython's headers "
+            f"there (and check the patches against the new guest)."
+        )
+
+
+_DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)(?:\s+(.*?))?\s*$")
+_UNDEF = re.compile(r"^\s*/\*\s*#\s*undef\s+(\w+)\s*\*/\s*$")
+
+
+def pyconfig_h(template: str, guest: Mapping[str, Any]) -> str:
+    """Debian's ``pyconfig.h`` (written for x86-64 Linux) with every value the
+    guest CPython's build had: a name the guest sets to 0 is undefined, any
+    other takes the guest's value. Names its sysconfig does not list (the
+    feature-test macros such as ``_GNU_SOURCE``, which it does not parse) stay
+    as Debian wrote them.
+
+    Example::
+
+        >>> pyconfig_h("#define SIZEOF_LONG 8\\n/* #undef HAVE_X */\\n# define _GNU_SOURCE 1\\n",
+        ...            {"SIZEOF_LONG": 4, "HAVE_X": 1})
+        '#define SIZEOF_LONG 4\\n#define HAVE_X 1\\n# define _GNU_SOURCE 1\\n'
+    """
+    lines = []
+    for line in template.splitlines():
+        match = _DEFINE.match(line) or _UNDEF.match(line)
+        name = match.group(1) if match else ""
+        if name not in guest:  # also what sysconfig never parses: `# define _GNU_SOURCE 1`
+            lines.append(line)
+            continue
+        value = guest[name]
+        lines.append(f"/* #undef {name} */" if value in (0, "") else f"#define {name} {value}")
+    return "\n".join(lines) + "\n"
+
+
+def guest_include(headers_root: Path, guest: Mapping[str, Any], into: Path) -> Path:
+    """CPython's headers with the guest's ``pyconfig.h``, in ``into``."""
+    version = guest["VERSION"]
+    source = headers_root / "usr" / "include" / f"python{version}"
+    template = headers_root / "usr" / "include" / "x86_64-linux-gnu" / f"python{version}" / "pyconfig.h"
+    if not (source / "Python.h").is_file() or not template.is_file():
+        raise PackageError(f"{headers_root} has no CPython {version} headers")
+    shutil.copytree(source, into)
+    (into / "pyconfig.h").write_text(pyconfig_h(template.read_text(), guest))
+    return into
+
+
+def sysconfig_module(guest: Mapping[str, Any], include: Path, into: Path) -> str:
+    """Write the guest's build settings as a ``_sysconfigdata`` module in ``into``
+    (headers: ``include``); return the module's name. With it, a host Python
+    answers sysconfig questions as the guest would (extension suffix, no
+    libpython to link), which is what meson asks."""
+    settings = dict(guest)
+    settings.update(INCLUDEPY=str(include), CONFINCLUDEPY=str(include), LIBPYTHON="", LDLIBRARY="")
+    name = "_sysconfigdata__wasi_wasm32-wasi"
+    into.mkdir(parents=True, exist_ok=True)
+    (into / f"{name}.py").write_text(f"build_time_vars = {settings!r}\n")
+    return name
+
+
+# ---------------------------------------------------------------- the toolchain
+
+
+def compiler_wrapper(path: Path, tool: str, runtime: Path) -> None:
+    """A compiler for meson: clang for wasm32-wasi; ``-shared`` links a module the way
+    componentize-py wants it (build_ext's flags) with compiler-rt's builtins and
+    ``runtime`` inside. wasm-ld has no ``--start-group``/``--end-group`` (meson
+    adds them; lld needs none): dropped."""
+    builtins = PACKAGES["libclang-rt-19-dev-wasm32"]
+    target = shlex.join(build_ext.GUEST_TARGET_FLAGS)
+    link = shlex.join([*build_ext.GUEST_FLAGS, str(runtime), str(builtins)])
+    path.write_text(f"""#!/usr/bin/env bash
+# Written by tools/guest_packages.py: {tool} for wasm32-wasi (see its compiler_wrapper).
+args=(); shared=
+for a in "$@"; do
+  case "$a" in
+    -Wl,--start-group | -Wl,--end-group) ;;
+    -shared) shared=1 ;;
+    *) args+=("$a") ;;
+  esac
+done
+if [ -n "$shared" ]; then exec {tool} "${{args[@]}}" {link}; fi
+exec {tool} {target} "${{args[@]}}"
+""")
+    path.chmod(0o755)
+
+
+def cross_file(path: Path, cc: Path, cxx: Path, python: Path, cython: Path) -> None:
+    """meson's description of the guest machine and of the tools that build for it."""
+    flags = ", ".join(repr(f) for f in ("-fPIC", "-Wno-unused-command-line-argument",
+                                        "-isystem", str(PTHREAD_SHIM)))
+    path.write_text(f"""[binaries]
+c = '{cc}'
+cpp = '{cxx}'
+ar = '{LLVM_AR}'
+strip = '{build_ext.LLVM_BIN / "llvm-strip"}'
+python = '{python}'
+cython = '{cython}'
+pkg-config = 'false'
+
+[host_machine]
+system = 'wasi'
+cpu_family = 'wasm32'
+cpu = 'wasm32'
+endian = 'little'
+
+[properties]
+needs_exe_wrapper = true
+longdouble_format = 'IEEE_QUAD_LE'
+
+[built-in options]
+c_args = [{flags}]
+cpp_args = [{flags}]
+""")
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """What a build runs, and the versions that go into its key."""
+
+    clang: str
+    cython: str
+    ninja: str
+    guest: Mapping[str, Any]
+    headers: Headers
+
+    def key_parts(self) -> list[str]:
+        """Everything of the toolchain a build's output depends on."""
+        return [self.clang, self.cython, self.ninja, json.dumps(dict(self.guest), sort_keys=True),
+                json.dumps(self.headers.__dict__, sort_keys=True),
+                shlex.join(build_ext.GUEST_FLAGS)]  # fmt: skip
+
+
+def toolchain(cache: Path, headers: Headers) -> Toolchain:
+    """Check the toolchain and the guest; raise ToolchainMissingError for missing packages."""
+    missing = missing_packages()
+    if missing:
+        raise build_ext.ToolchainMissingError(missing)
+    ext_cache = build_ext.DEFAULT_CACHE
+    abi = build_ext.guest_abi(ext_cache)
+    check_guest(abi, headers)
+    try:
+        cython = build_stamp.installed_version("cython")
+    except build_stamp.NotInstalledError:
+        raise PackageError("Cython is not installed in .venv; run ./build.sh setup.") from None
+    ninja = subprocess.run([str(NINJA), "--version"], capture_output=True, text=True).stdout.strip()
+    return Toolchain(clang=build_ext.tool_version(build_ext.CLANG, ext_cache), cython=cython,
+                     ninja=ninja, guest=abi["config_vars"], headers=headers)  # fmt: skip
+
+
+# ---------------------------------------------------------------- building
+
+
+def build_key(package: Package, tools: Toolchain) -> str:
+    """The SHA-256 of everything a build of ``package`` depends on."""
+    digest = hashlib.sha256()
+    files = (Path(__file__), CXX_RUNTIME, PTHREAD_SHIM / "pthread.h")
+    for part in (package.entry(), *tools.key_parts(), *(_sha256(f) for f in files)):
+        digest.update(part.encode() + b"\0")
+    for name in package.patches:
+        digest.update(name.encode() + b"\0" + (PATCHES / package.name / name).read_bytes())
+    return digest.hexdigest()
+
+
+def _run(argv: Sequence[str], what: str, log: Path, **kwargs: Any) -> None:
+    with log.open("a") as out:
+        out.write(f"$ {shlex.join(argv)}\n")
+        out.flush()
+        done = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, **kwargs)
+    if done.returncode:
+        tail = log.read_text(errors="replace")[-3000:]
+        raise PackageError(f"{what} failed (exit {done.returncode}); the end of {log}:\n{tail}")
+
+
+def _unpack_sdist(package: Package, sdist: Path, into: Path) -> Path:
+    with tarfile.open(sdist) as tar:
+        tar.extractall(into, filter="data")
+    root = into / f"{package.name}-{package.version}"
+    if not root.is_dir():
+        raise PackageError(f"{sdist.name} has no folder {root.name}")
+    for name in package.patches:
+        done = subprocess.run(
+            ["git", "apply", "-p1", "--whitespace=nowarn", str(PATCHES / package.name / name)],
+            cwd=root, capture_output=True, text=True,
+        )  # fmt: skip
+        if done.returncode:
+            raise PackageError(
+                f"wasinn's patch {name} does not apply to {package.name} {package.version}: "
+                f"{done.stderr.strip()}"
+            )
+    return root
+
+
+def _meson_build(package: Package, source: Path, work: Path, tools: Toolchain, log: Path) -> Path:
+    """Configure, compile and install with the package's own meson; return the installed tree."""
+    headers_root, _ = _fetch_headers(tools.headers, cache_root())
+    include = guest_include(headers_root, tools.guest, work / "include")
+    data = sysconfig_module(tools.guest, include, work / "sysconfig")
+    runtime = work / "cxx_runtime.o"
+    _run([str(build_ext.CLANG), *build_ext.GUEST_TARGET_FLAGS, "-O2", "-fPIC", "-c",
+          str(CXX_RUNTIME), "-o", str(runtime)], "compiling the C++ runtime", log)  # fmt: skip
+    bin_dir = work / "bin"
+    bin_dir.mkdir()
+    cc, cxx = bin_dir / "cc", bin_dir / "c++"
+    compiler_wrapper(cc, str(build_ext.CLANG), runtime)
+    compiler_wrapper(cxx, str(build_ext.LLVM_BIN / "clang++"), runtime)
+    venv_bin = Path(sys.executable).parent
+    python = bin_dir / "python3-guest"
+    python.write_text(f"""#!/bin/sh
+# Written by tools/guest_packages.py: this Python, answering sysconfig questions as the guest.
+_PYTHON_SYSCONFIGDATA_NAME={data} _PYTHON_HOST_PLATFORM=wasi-wasm32 \\
+PYTHONPATH={shlex.quote(str(work / "sysconfig"))}${{PYTHONPATH:+:$PYTHONPATH}} exec {shlex.quote(sys.executable)} "$@"
+""")  # fmt: skip
+    python.chmod(0o755)
+    cross = work / "guest.cross"
+    cross_file(cross, cc, cxx, python, venv_bin / "cython")
+    meson = [sys.executable, str(source / "vendored-meson" / "meson" / "meson.py")]
+    if not Path(meson[1]).is_file():
+        raise PackageError(f"{package.name} {package.version} has no vendored meson")
+    env = {**os.environ, "PATH": f"{venv_bin}:{os.environ['PATH']}"}
+    build_dir = work / "build"
+    _run([*meson, "setup", str(build_dir), str(source), "--cross-file", str(cross),
+          "--prefix=/", "--buildtype=release", "-Db_ndebug=if-release", "-Db_lundef=false",
+          "-Db_asneeded=false", "-Db_pie=false", "-Dpython.install_env=auto", *package.options],
+         f"configuring {package.name} (meson setup)", log, env=env)  # fmt: skip
+    _run([str(NINJA), "-C", str(build_dir), f"-j{os.cpu_count() or 2}"],
+         f"compiling {package.name} (ninja)", log, env=env)  # fmt: skip
+    installed = work / "installed"
+    _run([*meson, "install", "-C", str(build_dir), "--destdir", str(installed), "--quiet",
+          "--skip-subprojects"], f"installing {package.name} (meson install)", log, env=env)  # fmt: skip
+    return installed
+
+
+def _trim(folder: Path, drop: Sequence[str]) -> None:
+    """Delete what the guest never imports (``drop`` globs, relative to ``folder``)."""
+    for pattern in drop:
+        for path in sorted(folder.glob(pattern), reverse=True):
+            if path.is_dir():
+                shutil.rmtree(path)
+            elif path.exists():
+                path.unlink()
+
+
+def build(package: Package, tools: Toolchain, cache: Path) -> Path:
+    """Build ``package`` for the guest unless its build is cached; return its site folder."""
+    key = build_key(package, tools)
+    folder = cache / "guest-packages" / f"{package.name}-{package.version}-{key[:16]}"
+    site_dir = folder / "site"
+    if (folder / "built.json").is_file():
+        return site_dir
+    sdist = c_libraries.download(
+        package.sdist, package.sha256, cache / "sources" / package.sdist.rsplit("/", 1)[-1],
+        f"{package.name} {package.version}'s sdist ({CATALOGUE.name})",
+    )
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{package.name}-", dir=folder.parent))
+    log = work / "build.log"
+    started = time.monotonic()
+    print(f"guest_packages: building {package.name} {package.version} for the guest "
+          f"(a few minutes, once; log: {log})", file=sys.stderr)  # fmt: skip
+    try:
+        source = _unpack_sdist(package, sdist, work / "src")
+        installed = _meson_build(package, source, work, tools, log)
+        found = sorted(installed.rglob(f"*-packages/{package.name}/__init__.py"))
+        if not found:
+            raise PackageError(f"meson installed no {package.name} package under {installed}")
+        result = work / "result"
+        shutil.copytree(found[0].parent, result / "site" / package.name, symlinks=True)
+        _trim(result / "site" / package.name, package.drop)
+        seconds = time.monotonic() - started
+        modules = sorted(p.relative_to(result / "site").as_posix()
+                         for p in (result / "site").rglob(f"*{tools.guest['EXT_SUFFIX']}"))  # fmt: skip
+        (result / "built.json").write_text(json.dumps(
+            {"package": package.name, "version": package.version, "key": key,
+             "seconds": round(seconds, 1), "modules": modules}, indent=1) + "\n")  # fmt: skip
+        shutil.copyfile(log, result / "build.log")
+        shutil.rmtree(folder, ignore_errors=True)
+        result.rename(folder)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"guest_packages: built {package.name} {package.version} in {seconds:.0f} s "
+          f"({len(modules)} extension modules) into {folder}", file=sys.stderr)  # fmt: skip
+    return site_dir
+
+
+def site(name: str, version: str, cache: Path | None = None) -> Path:
+    """The site folder holding package ``name`` at ``version`` built for the guest.
+
+    Raises PackageError for a package or version the catalogue does not pin,
+    ToolchainMissingError (from build_ext) when Debian packages are missing.
+    """
+    headers, packages = load_catalogue()
+    if name not in packages:
+        raise PackageError(
+            f"{name} is not built for the guest by wasinn (tools/{CATALOGUE.name} knows "
+            f"{', '.join(sorted(packages))})"
+        )
+    package = packages[name]
+    if version != package.version:
+        raise PackageError(
+            f"{name}=={version} cannot go into a component: wasinn builds {name} "
+            f"{package.version} for the guest (tools/{CATALOGUE.name}), the version its patches "
+            f"and tests were checked against. Pin {name}=={package.version}, or add the new "
+            f"version to the catalogue and check its patches."
+        )
+    cache = cache or cache_root()
+    return build(package, toolchain(cache, headers), cache)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Build a package of the catalogue for the guest.")
+    parser.add_argument("name")
+    parser.add_argument("--version", help="the version to build (default: the catalogue's)")
+    parser.add_argument("--print-site", action="store_true", help="print the site folder")
+    args = parser.parse_args(argv)
+    try:
+        _, packages = load_catalogue()
+        version = args.version or (packages[args.name].version if args.name in packages else "")
+        path = site(args.name, version)
+    except build_ext.ToolchainMissingError as exc:
+        print(" ".join(exc.packages))
+        print(f"guest_packages: {exc}", file=sys.stderr)
+        return 3
+    except (PackageError, build_ext.ExtError, c_libraries.LibraryError) as exc:
+        print(f"guest_packages: {exc}", file=sys.stderr)
+        return 1
+    if args.print_site:
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
