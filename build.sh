@@ -246,6 +246,21 @@ app_config() {
   done <"$1/build.txt"
 }
 
+# app_deps REQUIREMENTS DEPS NAME: the app's pinned packages into DEPS
+# (tools/app_deps.py). A package built for the guest from its sdist (numpy)
+# needs more of Debian's toolchain, installed here when missing.
+app_deps() {
+  local missing status=0
+  missing="$("$VENV/bin/python" "$ROOT/tools/app_deps.py" "$1" "$2")" || status=$?
+  if [ "$status" = 3 ]; then # the toolchain's missing packages are on stdout
+    # shellcheck disable=SC2086 # one word per package
+    apt_install "$3's packages built for the guest" --no-install-recommends $missing
+    status=0
+    "$VENV/bin/python" "$ROOT/tools/app_deps.py" "$1" "$2" || status=$?
+  fi
+  [ "$status" = 0 ] || die "could not install $1 into $3 (the reason is above)."
+}
+
 build_app() {
   local dir name wasm cwasm stamp deps
   dir="$(app_dir_of "$1")"
@@ -275,8 +290,7 @@ build_app() {
   local paths=(-p "$dir")
   for u in ${used[@]+"${used[@]}"}; do paths+=(-p "$u"); done
   if [ -f "$dir/requirements.txt" ]; then
-    "$VENV/bin/python" "$ROOT/tools/app_deps.py" "$dir/requirements.txt" "$deps" ||
-      die "could not install $dir/requirements.txt into $name (the reason is above)."
+    app_deps "$dir/requirements.txt" "$deps" "$name"
     paths+=(-p "$deps")
   else
     rm -rf "$deps"
@@ -465,8 +479,7 @@ lint() {
     # The packages of an app's requirements.txt are found where the build installs them.
     deps="$BUILD/$(basename "$d").deps"
     if [ -f "$d/requirements.txt" ]; then
-      "$VENV/bin/python" "$ROOT/tools/app_deps.py" "$d/requirements.txt" "$deps" ||
-        die "could not install $d/requirements.txt for mypy (the reason is above)."
+      app_deps "$d/requirements.txt" "$deps" "$(basename "$d")"
     fi
     # An app of another world (build.txt) is checked against that world's
     # bindings, found before build/typings; the folders it uses are on the path.

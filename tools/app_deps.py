@@ -6,10 +6,13 @@ imports from TARGET (passed as one more ``-p``):
 
     app_deps.py APP_DIR/requirements.txt TARGET
 
-Only pure-Python wheels can run inside a component (there is no way to load a
-compiled extension), so pip is asked for packages that work on any platform
-with the guest's Python (``py3-none-any`` wheels; no source builds), and the
-result is checked for compiled files anyway. Every installed distribution,
+A package with compiled code runs inside a component only when it is built
+for the guest: a pin of a package that ``tools/guest_packages.toml`` lists
+(``numpy==2.4.6``) takes that build (``guest_packages.py``, cached outside the
+clone), and must name the version the catalogue pins. Everything else comes
+from pip, which is asked for packages that work on any platform with the
+guest's Python (``py3-none-any`` wheels; no source builds), and the result is
+checked for compiled files anyway. Every installed distribution,
 dependencies included, must be pinned in the file, so that a build is
 reproducible and the build stamp (which hashes TARGET) sees every change.
 TARGET is rebuilt only when the requirements file changed.
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import importlib.machinery
 import os
 import re
@@ -35,8 +39,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from packaging.markers import default_environment
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
+
+import build_ext
+import c_libraries
+import guest_packages
 
 # componentize-py 0.25.1 runs CPython 3.14 in the guest: pip resolves
 # requirements and environment markers for that interpreter, not for the host's.
@@ -105,9 +115,11 @@ def installed(target: Path) -> dict[str, Version]:
     return found
 
 
-def check_installed(pins: dict[str, Version], target: Path, source: str) -> None:
+def check_installed(
+    pins: dict[str, Version], target: Path, source: str, built: frozenset[str] = frozenset()
+) -> None:
     """Raise RequirementsError unless ``target`` holds exactly the pinned
-    versions and no compiled code."""
+    versions and no compiled code outside the packages ``built`` for the guest."""
     unpinned = []
     for name, version in sorted(installed(target).items()):
         if name not in pins:
@@ -123,6 +135,7 @@ def check_installed(pins: dict[str, Version], target: Path, source: str) -> None
         p.relative_to(target).as_posix()
         for p in target.rglob("*")
         if p.is_file() and p.name.endswith(_COMPILED)
+        and canonicalize_name(p.relative_to(target).parts[0]) not in built
     )
     if compiled:
         raise RequirementsError(
@@ -131,9 +144,67 @@ def check_installed(pins: dict[str, Version], target: Path, source: str) -> None
         )
 
 
-def fingerprint(text: str) -> str:
-    """What MARKER records: the requirements and how they were installed."""
-    return hashlib.sha256(f"guest-python={GUEST_PYTHON}\n{text}".encode()).hexdigest()
+def fingerprint(text: str, built: dict[str, Path] | None = None) -> str:
+    """What MARKER records: the requirements, how they were installed, and
+    which builds of packages with compiled code (their folders) went in."""
+    built_text = json.dumps({name: str(path) for name, path in (built or {}).items()})
+    return hashlib.sha256(
+        f"guest-python={GUEST_PYTHON}\n{text}\n{built_text}".encode()
+    ).hexdigest()
+
+
+def guest_builds(pins: dict[str, Version]) -> dict[str, Path]:
+    """The site folder of each pinned package that is built for the guest."""
+    _, known = guest_packages.load_catalogue()
+    return {name: guest_packages.site(name, str(version))
+            for name, version in pins.items() if name in known}  # fmt: skip
+
+
+def _guest_markers() -> dict[str, str]:
+    """Environment markers as the guest's Python would evaluate them."""
+    env = {key: str(value) for key, value in default_environment().items()}
+    env.update(python_version=GUEST_PYTHON, python_full_version=f"{GUEST_PYTHON}.0",
+               sys_platform="wasi", platform_system="", platform_machine="wasm32",
+               os_name="posix", implementation_name="cpython",
+               platform_python_implementation="CPython")  # fmt: skip
+    return env
+
+
+def check_dependencies(pins: dict[str, Version], target: Path, source: str) -> None:
+    """Raise RequirementsError unless every dependency of what ``target`` holds is pinned.
+
+    pip installs without resolving dependencies when some pins are built for the
+    guest (pip knows no wheel of those), so the check it would make is made here.
+    """
+    env = _guest_markers()
+    missing = []
+    for info in sorted(target.glob("*.dist-info")):
+        metadata = (info / "METADATA").read_text(encoding="utf-8")
+        for line in metadata.splitlines():
+            if not line.strip():
+                break
+            key, _, value = line.partition(":")
+            if key.strip().lower() != "requires-dist":
+                continue
+            try:
+                requirement = Requirement(value.strip())
+            except InvalidRequirement:
+                continue
+            if requirement.marker and not requirement.marker.evaluate({**env, "extra": ""}):
+                continue
+            name = canonicalize_name(requirement.name)
+            if name not in pins:
+                missing.append(f"{requirement} (for {info.name.split('-')[0]})")
+            elif not requirement.specifier.contains(pins[name], prereleases=True):
+                raise RequirementsError(
+                    f"{source}: {info.name.split('-')[0]} needs {requirement}, but "
+                    f"{name}=={pins[name]} is pinned"
+                )
+    if missing:
+        raise RequirementsError(
+            f"{source} does not pin every package the component needs: add a pin for "
+            f"{', '.join(missing)}"
+        )
 
 
 def install(requirements: Path, target: Path) -> bool:
@@ -145,24 +216,31 @@ def install(requirements: Path, target: Path) -> bool:
     """
     text = requirements.read_text(encoding="utf-8")
     source = str(requirements)
-    stamp = fingerprint(text)
+    pins = parse_pins(text, source)
+    built = guest_builds(pins)
+    stamp = fingerprint(text, built)
     marker = target / MARKER
     if marker.is_file() and marker.read_text(encoding="utf-8").strip() == stamp:
         return False
-    pins = parse_pins(text, source)
+    from_pip = {name: version for name, version in pins.items() if name not in built}
     tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     try:
-        if pins:
+        tmp.mkdir(parents=True)
+        for folder in built.values():
+            shutil.copytree(folder, tmp, dirs_exist_ok=True)
+        if from_pip:
             # --python-version/--implementation/--abi/--platform describe the guest:
             # pip then accepts only wheels that run there (pure Python), and never
             # builds a source distribution for the host by mistake.
             guest = ["--python-version", GUEST_PYTHON, "--implementation", "py"]
             guest += ["--abi", "none", "--platform", "any", "--only-binary=:all:"]
+            if built:  # pip knows no wheel of these: their dependents are checked below
+                guest.append("--no-deps")
             pip = subprocess.run(
                 [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
                 + ["--no-compile", "--target", str(tmp), *guest]
-                + [f"{name}=={version}" for name, version in pins.items()],
+                + [f"{name}=={version}" for name, version in from_pip.items()],
                 capture_output=True,
                 text=True,
             )
@@ -171,12 +249,12 @@ def install(requirements: Path, target: Path) -> bool:
                 raise RequirementsError(
                     f"pip could not install {source} for the component (its message is above). "
                     "Each package needs a pure-Python wheel (py3-none-any) on the package index "
-                    "for Python " + GUEST_PYTHON + "; packages with compiled code, such as "
-                    "numpy, cannot run inside a component"
+                    "for Python " + GUEST_PYTHON + "; of packages with compiled code, only "
+                    "those of tools/guest_packages.toml (built for the guest) can go in"
                 )
-        else:
-            tmp.mkdir(parents=True)
-        check_installed(pins, tmp, source)
+        check_installed(pins, tmp, source, frozenset(built))
+        if built:
+            check_dependencies(pins, tmp, source)
         (tmp / MARKER).write_text(stamp + "\n", encoding="utf-8")
         shutil.rmtree(target, ignore_errors=True)
         tmp.rename(target)
@@ -195,7 +273,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if install(args.requirements, args.target):
             print(f"build.sh: installed {args.requirements} into {args.target}", file=sys.stderr)
-    except RequirementsError as exc:
+    except build_ext.ToolchainMissingError as exc:
+        print(" ".join(exc.packages))  # for build.sh, which installs them
+        print(f"build.sh: {exc}", file=sys.stderr)
+        return 3
+    except (RequirementsError, guest_packages.PackageError, build_ext.ExtError,
+            c_libraries.LibraryError) as exc:  # fmt: skip
         print(f"build.sh: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:

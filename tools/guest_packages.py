@@ -486,6 +486,17 @@ def _trim(folder: Path, drop: Sequence[str]) -> None:
                 path.unlink()
 
 
+def _write_metadata(package: Package, site_dir: Path) -> None:
+    """The distribution's metadata, so that ``importlib.metadata.version`` answers
+    in the guest and app_deps.py sees which version it bundles."""
+    info = site_dir / f"{package.name}-{package.version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {package.name}\nVersion: {package.version}\n"
+    )
+    (info / "INSTALLER").write_text("wasinn tools/guest_packages.py\n")
+
+
 def build(package: Package, tools: Toolchain, cache: Path) -> Path:
     """Build ``package`` for the guest unless its build is cached; return its site folder."""
     key = build_key(package, tools)
@@ -512,6 +523,7 @@ def build(package: Package, tools: Toolchain, cache: Path) -> Path:
         result = work / "result"
         shutil.copytree(found[0].parent, result / "site" / package.name, symlinks=True)
         _trim(result / "site" / package.name, package.drop)
+        _write_metadata(package, result / "site")
         seconds = time.monotonic() - started
         modules = sorted(p.relative_to(result / "site").as_posix()
                          for p in (result / "site").rglob(f"*{tools.guest['EXT_SUFFIX']}"))  # fmt: skip

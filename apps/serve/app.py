@@ -40,7 +40,7 @@ from tokenizer import WordPiece
 from wit_world import exports
 from wit_world.imports import streams, types
 
-from wasinn import Model, TooLargeError, image
+from wasinn import Model, TooLargeError, image, start_instance
 
 # A request body larger than this is refused with 413 as soon as the Content-Length
 # header or the bytes read so far exceed it; the rest of it is never read.
@@ -283,6 +283,7 @@ class IncomingHandler(exports.IncomingHandler):
     def handle(self, request: types.IncomingRequest, response_out: types.ResponseOutparam) -> None:
         # Every exception becomes a JSON answer: an uncaught one would trap the
         # instance, and the client would get a bare 500 from wasmtime.
+        start_instance()
         if Stats.started is None:
             Stats.started = time.monotonic()
             Stats.instance = os.urandom(4).hex()

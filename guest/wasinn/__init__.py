@@ -30,6 +30,7 @@ except ImportError as exc:
 from . import image, ops
 from ._builder import GraphBuilder, Operand
 from ._command import print_line, run_command
+from ._instance import start_instance
 from ._dtypes import DTYPES
 from ._errors import (
     BackendRuntimeError,
@@ -83,4 +84,5 @@ __all__ = [
     "ops",
     "print_line",
     "run_command",
+    "start_instance",
 ]

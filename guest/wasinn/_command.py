@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable
 
 from ._errors import WasiNNError
+from ._instance import start_instance
 
 try:
     from componentize_py_types import Err
@@ -56,7 +57,8 @@ def run_command(main: Callable[[list[str]], int | None], *, name: str) -> None:
     usual way to report bad input), ``NAME: internal error: ...`` (status 70)
     for anything else. Inside a component, a file that is missing from a
     directory the component cannot see also gets a note on which directories
-    it can see. Nothing traps.
+    it can see. Nothing traps. Per-run state (numpy's global random
+    generator) is renewed first: see ``start_instance``.
 
     When whoever reads stdout goes away (``app | head -1``), the write raises
     BrokenPipeError; that ends the command quietly with status 0, as it ends
@@ -68,6 +70,7 @@ def run_command(main: Callable[[list[str]], int | None], *, name: str) -> None:
             def run(self) -> None:
                 run_command(main, name="digits")
     """
+    start_instance()
     try:
         code = main(sys.argv[1:])
     except BrokenPipeError:
