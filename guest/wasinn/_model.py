@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from . import _describe, _dtypes, _errors, _fuse, _limits, _rewrite, _source, _spec
+from . import _describe, _dtypes, _errors, _fuse, _limits, _numpy, _rewrite, _source, _spec
 from ._errors import (
     BackendRuntimeError,
     ClosedError,
@@ -22,6 +22,8 @@ from ._tensor import Tensor
 
 if TYPE_CHECKING:
     from typing import Self
+
+    from numpy.typing import NDArray
 
 _active_host: HostLayer | None
 try:
@@ -205,6 +207,13 @@ class Session(_Resource):
             rename.get(name, name): wrap(data, shape, dtype) for name, shape, dtype, data in raw
         }
         return result if wanted is None else _pick(result, wanted)
+
+    def run_numpy(
+        self, inputs: Any, *, outputs: Sequence[str] | None = None
+    ) -> dict[str, NDArray[Any]]:
+        """``run``, with the outputs as numpy arrays; see ``Model.run_numpy``."""
+        _numpy.module("run_numpy")  # before the run: a stateful session keeps its state
+        return {name: t.numpy() for name, t in self.run(inputs, outputs=outputs).items()}
 
     def close(self) -> None:
         """Release the execution context. Safe to call more than once."""
@@ -562,9 +571,11 @@ class Model(_Resource):
         tensor-like per input in model order, or a single tensor-like for a
         model with one input. A tensor-like is a ``Tensor``, raw ``bytes``
         (taken as the input's dtype and static shape), an ``array.array``,
-        nested lists or a number; all but ``Tensor`` are converted to the
-        input's dtype, and flat data fills a static shape of the same size.
-        Names, dtypes and shapes are checked before the host is called.
+        nested lists, a number or a numpy array; all but ``Tensor`` are
+        converted to the input's dtype (a numpy array in C, and an integer
+        input refuses fractions and out-of-range values), and flat data fills
+        a static shape of the same size. Names, dtypes and shapes are checked
+        before the host is called. ``run_numpy`` returns numpy arrays.
 
         ``outputs`` selects outputs by name (all by default); the result keeps
         that order. The same ``Tensor`` may be passed any number of times.
@@ -576,6 +587,36 @@ class Model(_Resource):
         """
         self._check_open()
         return self._default.run(inputs, outputs=outputs)
+
+    def run_numpy(
+        self, inputs: Any, *, outputs: Sequence[str] | None = None
+    ) -> dict[str, NDArray[Any]]:
+        """``run``, with each output as a numpy array, for numpy code.
+
+        Inputs are those of ``run`` (numpy arrays, Tensors, ...). Each output
+        is a zero-copy, read-only view of the bytes the host returned (copy
+        one with ``a.copy()`` or ``np.array(a)`` to write into it); a bf16
+        output raises ValidationError unless the app imported ml_dtypes.
+        numpy is imported on first use (ImportError saying what to do if it
+        is missing); wasinn works without it.
+
+        Why a method and not a keyword of ``run``: like onnxruntime, whose
+        ``InferenceSession.run`` gives numpy arrays and
+        ``run_with_ort_values`` its own values, the kind of result is the
+        method's name, and each has one return type. The result is still a
+        dict by output name (onnxruntime's is a list in output order:
+        ``list(model.run_numpy(x).values())``). ``run``'s Tensors convert
+        too, zero-copy: ``np.asarray(out["probs"])``.
+
+        Example::
+
+            import numpy as np
+
+            probs = model.run_numpy({"image": batch})["probs"]   # float32 (n, 10)
+            labels = probs.argmax(axis=1)
+        """
+        self._check_open()
+        return self._default.run_numpy(inputs, outputs=outputs)
 
     def session(self) -> Session:
         """A new independent execution context (see ``Session``)."""

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from . import _dtypes
+from . import _dtypes, _numpy
 from ._errors import ValidationError
 from ._tensor import Tensor
 
@@ -74,7 +74,9 @@ def _names(specs: Sequence[TensorSpec]) -> str:
 
 def _is_whole_tensor(value: Any) -> bool:
     """True for values that are one tensor each, never a list of inputs."""
-    return isinstance(value, (Tensor, bytes, bytearray, memoryview, array.array))
+    return isinstance(value, (Tensor, bytes, bytearray, memoryview, array.array)) or (
+        _numpy.is_array(value)
+    )
 
 
 def feeds(

@@ -5,10 +5,13 @@ from __future__ import annotations
 import array
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import _dtypes, _kernels
+from . import _dtypes, _kernels, _numpy
 from ._errors import ValidationError
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 Shape = tuple[int, ...]
 
@@ -27,8 +30,10 @@ class Tensor:
     - ``bytes``, ``bytearray`` or a byte ``memoryview``: the raw element bytes
       (little-endian, row-major). ``dtype`` defaults to ``"u8"``; ``shape``
       defaults to one axis. ``bytes`` are kept as they are, never copied.
-    - ``array.array`` or any typed buffer (a numpy array natively): its items,
-      dtype and shape are taken from the buffer unless given.
+    - a numpy array or scalar: its dtype and shape (any memory layout), in
+      one copy to ``bytes`` (see ``from_numpy``).
+    - ``array.array`` or any other typed buffer: its items, dtype and shape
+      are taken from the buffer unless given.
     - nested lists or tuples of numbers, or a single number: floats default to
       ``"f32"``, integers and bools to ``"i64"``.
     - another ``Tensor`` (reshaped or converted if ``shape``/``dtype`` differ).
@@ -47,6 +52,13 @@ class Tensor:
         (5, [(5, 6.0), (4, 5.0)])
         >>> Tensor(t.tobytes(), shape=(3, 2), dtype="f32").tolist()
         [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
+
+    numpy (when the app has it; wasinn itself never imports it): a tensor
+    is an array-like that numpy reads in place, and arrays are tensor-likes::
+
+        >>> a = np.asarray(t)              # zero-copy, read-only: float32 (2, 3)
+        >>> Tensor(a * 2).dtype            # one copy into the new tensor
+        'f32'
     """
 
     __slots__ = ("_data", "_shape", "_dtype")
@@ -95,6 +107,41 @@ class Tensor:
         self._shape = tuple(shape)
         self._dtype = dtype
         return self
+
+    @classmethod
+    def from_numpy(cls, array: Any, dtype: Any = None) -> Tensor:
+        """A tensor of a numpy array's values: the same as ``Tensor(array)``,
+        named as in torch, and refusing anything that is not numpy's.
+
+        Dtypes map one to one: float16 -> ``"f16"``, float32, float64, uint8,
+        int32, int64 (and ``ml_dtypes.bfloat16`` -> ``"bf16"``). Other dtypes
+        (bool, int8, uint16, complex, ...), and big-endian ones, raise
+        ValidationError naming a conversion, unless ``dtype`` is given: then
+        values are converted, floats rounding to nearest, integers checked
+        (a fraction, NaN or an out-of-range value raises instead of being
+        truncated or wrapped as ``ndarray.astype`` would).
+
+        Any layout is taken (a transpose, a negative stride), a 0-d array or
+        a numpy scalar makes a scalar tensor. A Tensor holds immutable
+        ``bytes``, which cannot share numpy's memory, so the data is copied
+        once (in C); an array that views a whole ``bytes`` object already
+        (from ``np.asarray(tensor)`` or ``np.frombuffer(data, ...)``) is not
+        copied: the tensor reuses those bytes.
+
+        Example::
+
+            >>> Tensor.from_numpy(np.zeros((2, 3), np.float32)).shape
+            (2, 3)
+            >>> t = Tensor([1, 2, 3], dtype="i32")
+            >>> Tensor.from_numpy(t.numpy()).tobytes() is t.tobytes()
+            True
+        """
+        if not _numpy.is_array(array):
+            raise ValidationError(
+                f"from_numpy takes a numpy array or scalar, not {type(array).__name__}; "
+                "use Tensor(...) for other data"
+            )
+        return cls(array, dtype=dtype)
 
     @classmethod
     def zeros(cls, shape: Iterable[int], dtype: Any = "f32") -> Tensor:
@@ -151,6 +198,45 @@ class Tensor:
     def tobytes(self) -> bytes:
         """The element bytes (the tensor's own ``bytes`` object, not a copy)."""
         return self._data
+
+    # ------------------------------------------------------------ numpy
+
+    def numpy(self, *, copy: bool = False) -> NDArray[Any]:
+        """The tensor as a numpy array (numpy imported on first use).
+
+        Without ``copy`` the array is a zero-copy, read-only view of the
+        tensor's bytes (they are immutable); ``copy=True`` gives a writable
+        array of its own. A bf16 tensor gives an ``ml_dtypes.bfloat16`` array
+        if the app imported ml_dtypes, and otherwise raises ValidationError
+        (numpy has no bfloat16): use ``t.astype("f32").numpy()``. Raises
+        ImportError, saying what to do, when numpy is not there.
+
+        ``np.asarray(t)`` and ``np.array(t)`` work too (numpy's own rules:
+        ``asarray`` shares, ``array`` copies).
+
+        Example::
+
+            >>> t = Tensor([[1, 2], [3, 4]], dtype="f32")
+            >>> a = t.numpy()
+            >>> a.dtype, a.shape, a.flags.writeable
+            (dtype('float32'), (2, 2), False)
+            >>> np.shares_memory(a, np.asarray(t))
+            True
+        """
+        return _numpy.to_array(self._data, self._shape, self._dtype, copy=copy)
+
+    @property
+    def __array_interface__(self) -> dict[str, Any]:
+        # numpy reads the bytes in place (read-only: bytes are immutable) and
+        # keeps them alive; no numpy import is needed for that. bf16 raises
+        # AttributeError, so that numpy falls back to __array__.
+        return _numpy.array_interface(self._data, self._shape, self._dtype)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> NDArray[Any]:
+        """numpy 2's conversion protocol: a read-only view unless ``dtype``
+        differs (a converted copy; ``copy=False`` then raises ValueError) or
+        ``copy=True`` (a writable copy)."""
+        return _numpy.to_array(self._data, self._shape, self._dtype, dtype, copy)
 
     # ------------------------------------------------------------ values
 
@@ -290,6 +376,8 @@ def _ingest(data: Any, want: str | None) -> tuple[bytes | None, Any, str]:
     """
     if isinstance(data, Tensor):
         return data._data, data._shape, data._dtype
+    if _numpy.is_array(data):
+        return _numpy.ingest(data, want)
     if isinstance(data, (bytes, bytearray)) or (
         isinstance(data, memoryview) and data.format in ("B", "b", "c") and data.ndim == 1
     ):
@@ -332,7 +420,7 @@ def _ingest(data: Any, want: str | None) -> tuple[bytes | None, Any, str]:
             ) from None
     raise ValidationError(
         f"cannot make a tensor from {type(data).__name__}; pass bytes, array.array, "
-        "nested lists of numbers, a number or a Tensor"
+        "a numpy array, nested lists of numbers, a number or a Tensor"
     )
 
 

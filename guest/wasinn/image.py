@@ -1,7 +1,8 @@
 """Decode image files (PNG, JPEG, WebP, binary PGM/PPM) into u8 tensors.
 
 ``decode(data)`` takes a file's bytes and returns a ``Tensor`` of dtype
-``"u8"`` and shape ``(height, width, channels)``; the format comes from the
+``"u8"`` and shape ``(height, width, channels)`` (``np.asarray(pixels)`` is a
+zero-copy uint8 array, for apps that use numpy); the format comes from the
 content, not a file name::
 
     from wasinn import image
@@ -53,7 +54,7 @@ holds for the guest's linear memory (which never shrinks).
 
 from __future__ import annotations
 
-from . import _pixels
+from . import _numpy, _pixels
 from ._imagecore import MAX_PIXELS, ImageError, ImageInfo, ImageTooLargeError
 from ._jpeg import decode_jpeg, encode_jpeg, probe_jpeg
 from ._png import SIGNATURE as _PNG_SIGNATURE
@@ -225,7 +226,8 @@ def encode(
     compress_level: int = 6,
 ) -> bytes:
     """Encode a u8 ``(height, width, channels)`` tensor (or ``(height, width)``
-    gray) as a PNG, JPEG or WebP file; return its bytes.
+    gray) as a PNG, JPEG or WebP file; return its bytes. A numpy uint8
+    array of that shape works as well.
 
     Channels: 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA (``decode``'s layout).
     JPEG stores gray or RGB only (drop alpha first, as Pillow asks); WebP
@@ -243,8 +245,13 @@ def encode(
         >>> decode(data, mode="RGB").shape == pixels.shape
         True
     """
+    if _numpy.is_array(pixels):
+        pixels = Tensor(pixels)  # one copy, as for a model input
     if not isinstance(pixels, Tensor):
-        raise ImageError(f"encode takes a wasinn Tensor of dtype 'u8', not {type(pixels).__name__}")
+        raise ImageError(
+            f"encode takes a wasinn Tensor or numpy array of dtype 'u8', not "
+            f"{type(pixels).__name__}"
+        )
     if pixels.dtype != "u8":
         raise ImageError(
             f"encode takes u8 pixels (0..255), not dtype {pixels.dtype!r}; convert first "
