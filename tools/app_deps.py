@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import importlib.machinery
+import json
 import os
 import re
 import shutil
@@ -39,14 +39,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import build_ext
+import c_libraries
+import guest_packages
 from packaging.markers import default_environment
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
-
-import build_ext
-import c_libraries
-import guest_packages
 
 # componentize-py 0.25.1 runs CPython 3.14 in the guest: pip resolves
 # requirements and environment markers for that interpreter, not for the host's.

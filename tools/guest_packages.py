@@ -82,7 +82,8 @@ PACKAGES = {
     "llvm-19": LLVM_AR,
     "libc++-19-dev-wasm32": Path("/usr/lib/wasm32-wasi/libc++.a"),
     "libc++abi-19-dev-wasm32": Path("/usr/lib/wasm32-wasi/libc++abi.a"),
-    "libclang-rt-19-dev-wasm32": Path("/usr/lib/llvm-19/lib/clang/19/lib/wasi/libclang_rt.builtins-wasm32.a"),
+    "libclang-rt-19-dev-wasm32":
+        Path("/usr/lib/llvm-19/lib/clang/19/lib/wasi/libclang_rt.builtins-wasm32.a"),
     "ninja-build": NINJA,
 }  # fmt: skip
 
@@ -188,7 +189,9 @@ def _fetch_headers(headers: Headers, cache: Path) -> tuple[Path, str]:
         folder = cache / "python-headers" / deb.name.removesuffix(".deb")
     tmp = Path(tempfile.mkdtemp(prefix=".headers-", dir=cache))
     try:
-        done = subprocess.run(["dpkg-deb", "-x", str(deb), str(tmp)], capture_output=True, text=True)
+        done = subprocess.run(
+            ["dpkg-deb", "-x", str(deb), str(tmp)], capture_output=True, text=True
+        )
         if done.returncode:
             raise PackageError(f"could not unpack {deb}: {done.stderr.strip()}")
         (tmp / ".complete").write_text(version + "\n")
@@ -282,7 +285,9 @@ def guest_include(headers_root: Path, guest: Mapping[str, Any], into: Path) -> P
     """CPython's headers with the guest's ``pyconfig.h``, in ``into``."""
     version = guest["VERSION"]
     source = headers_root / "usr" / "include" / f"python{version}"
-    template = headers_root / "usr" / "include" / "x86_64-linux-gnu" / f"python{version}" / "pyconfig.h"
+    template = (
+        headers_root / "usr" / "include" / "x86_64-linux-gnu" / f"python{version}" / "pyconfig.h"
+    )
     if not (source / "Python.h").is_file() or not template.is_file():
         raise PackageError(f"{headers_root} has no CPython {version} headers")
     shutil.copytree(source, into)
@@ -454,7 +459,8 @@ def _meson_build(package: Package, source: Path, work: Path, tools: Toolchain, l
     python.write_text(f"""#!/bin/sh
 # Written by tools/guest_packages.py: this Python, answering sysconfig questions as the guest.
 _PYTHON_SYSCONFIGDATA_NAME={data} _PYTHON_HOST_PLATFORM=wasi-wasm32 \\
-PYTHONPATH={shlex.quote(str(work / "sysconfig"))}${{PYTHONPATH:+:$PYTHONPATH}} exec {shlex.quote(sys.executable)} "$@"
+PYTHONPATH={shlex.quote(str(work / "sysconfig"))}${{PYTHONPATH:+:$PYTHONPATH}} \\
+exec {shlex.quote(sys.executable)} "$@"
 """)  # fmt: skip
     python.chmod(0o755)
     cross = work / "guest.cross"
@@ -472,7 +478,8 @@ PYTHONPATH={shlex.quote(str(work / "sysconfig"))}${{PYTHONPATH:+:$PYTHONPATH}} e
          f"compiling {package.name} (ninja)", log, env=env)  # fmt: skip
     installed = work / "installed"
     _run([*meson, "install", "-C", str(build_dir), "--destdir", str(installed), "--quiet",
-          "--skip-subprojects"], f"installing {package.name} (meson install)", log, env=env)  # fmt: skip
+          "--skip-subprojects"],
+         f"installing {package.name} (meson install)", log, env=env)  # fmt: skip
     return installed
 
 
@@ -525,8 +532,9 @@ def build(package: Package, tools: Toolchain, cache: Path) -> Path:
         _trim(result / "site" / package.name, package.drop)
         _write_metadata(package, result / "site")
         seconds = time.monotonic() - started
+        suffix = tools.guest["EXT_SUFFIX"]
         modules = sorted(p.relative_to(result / "site").as_posix()
-                         for p in (result / "site").rglob(f"*{tools.guest['EXT_SUFFIX']}"))  # fmt: skip
+                         for p in (result / "site").rglob(f"*{suffix}"))  # fmt: skip
         (result / "built.json").write_text(json.dumps(
             {"package": package.name, "version": package.version, "key": key,
              "seconds": round(seconds, 1), "modules": modules}, indent=1) + "\n")  # fmt: skip

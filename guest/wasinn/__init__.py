@@ -30,7 +30,6 @@ except ImportError as exc:
 from . import image, ops
 from ._builder import GraphBuilder, Operand
 from ._command import print_line, run_command
-from ._instance import start_instance
 from ._dtypes import DTYPES
 from ._errors import (
     BackendRuntimeError,
@@ -48,6 +47,7 @@ from ._errors import (
     ValidationError,
     WasiNNError,
 )
+from ._instance import start_instance
 from ._model import Model, Session, StatefulSession
 from ._spec import TensorSpec
 from ._tensor import Tensor
