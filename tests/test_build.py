@@ -326,7 +326,8 @@ def test_requirements_go_into_the_component(app_copy: Callable[[str], Path]) -> 
 @pytest.mark.integration
 @pytest.mark.parametrize("line, message", [
     ("humanize>=4.0", "'humanize>=4.0' is not an exact pin; write NAME==VERSION"),
-    ("numpy==2.4.6", "Each package needs a pure-Python wheel (py3-none-any)"),
+    ("MarkupSafe==3.0.2", "Each package needs a pure-Python wheel (py3-none-any)"),
+    ("numpy==2.3.0", "numpy==2.3.0 cannot go into a component: wasinn builds numpy 2.4.6"),
 ])
 def test_requirements_that_cannot_go_in_are_refused(
     app_copy: Callable[[str], Path], line: str, message: str

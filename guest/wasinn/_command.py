@@ -70,8 +70,8 @@ def run_command(main: Callable[[list[str]], int | None], *, name: str) -> None:
             def run(self) -> None:
                 run_command(main, name="digits")
     """
-    start_instance()
     try:
+        start_instance()
         code = main(sys.argv[1:])
     except BrokenPipeError:
         _discard_stdout()

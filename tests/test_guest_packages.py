@@ -1,0 +1,98 @@
+"""tools/guest_packages.py: packages with compiled code built for the guest from
+their sdists, and how an app's requirements.txt asks for them (tools/app_deps.py).
+
+Unit tests only; tests/test_numpy_guest.py runs numpy built this way in a component.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+from packaging.version import Version
+
+sys.path.insert(0, str(ROOT / "tools"))
+import app_deps  # noqa: E402
+import guest_packages  # noqa: E402
+
+
+def test_guest_numpy_is_the_hosts_numpy() -> None:
+    """The guest's numpy is checked against the host's (oracles, bench): one version."""
+    _, packages = guest_packages.load_catalogue()
+    pinned = re.search(r"^numpy==(\S+)$", (ROOT / "requirements-dev.txt").read_text(), re.M)
+    assert pinned and packages["numpy"].version == pinned[1]
+
+
+def test_every_patch_says_why_before_its_diff() -> None:
+    _, packages = guest_packages.load_catalogue()
+    for package in packages.values():
+        for name in package.patches:
+            text = (guest_packages.PATCHES / package.name / name).read_text()
+            why, _, diff = text.partition("\n--- a/")
+            assert diff and len(why.split()) >= 30, f"{name}: no explanation above the diff"
+            assert "wasinn" in why.splitlines()[0], name
+
+
+def test_patches_apply_to_the_pinned_sdist(tmp_path: Path) -> None:
+    """What a build does first, on the pinned sdist (downloaded once into the cache)."""
+    _, packages = guest_packages.load_catalogue()
+    numpy = packages["numpy"]
+    sdist = guest_packages.c_libraries.download(
+        numpy.sdist, numpy.sha256, guest_packages.cache_root() / "sources" / "numpy-2.4.6.tar.gz",
+        "numpy's sdist",
+    )
+    root = guest_packages._unpack_sdist(numpy, sdist, tmp_path)
+    init = (root / "numpy" / "__init__.py").read_text()
+    assert 'if sys.platform == "wasi":' in init
+    assert "npy_wasm_float_status" in (root / "numpy/_core/src/npymath/ieee754.c.src").read_text()
+    assert "def _reseed_from_entropy" in (root / "numpy/random/mtrand.pyx").read_text()
+
+
+def test_pyconfig_takes_the_guests_values() -> None:
+    template = "\n".join([
+        "#ifndef Py_PYCONFIG_H", "#define Py_PYCONFIG_H",
+        "#define SIZEOF_LONG 8", "#define HAVE_FORK 1", "/* #undef HAVE_WASI */",
+        "# define _GNU_SOURCE 1", "#endif",
+    ])  # fmt: skip
+    guest = {"SIZEOF_LONG": 4, "HAVE_FORK": 0, "HAVE_WASI": 1}
+    assert guest_packages.pyconfig_h(template, guest).splitlines() == [
+        "#ifndef Py_PYCONFIG_H", "#define Py_PYCONFIG_H",
+        "#define SIZEOF_LONG 4", "/* #undef HAVE_FORK */", "#define HAVE_WASI 1",
+        "# define _GNU_SOURCE 1", "#endif",
+    ]  # fmt: skip
+
+
+def test_a_guest_of_another_cpython_is_refused() -> None:
+    headers, _ = guest_packages.load_catalogue()
+    guest_packages.check_guest({"version": [3, 14, 0]}, headers)
+    with pytest.raises(guest_packages.PackageError, match=r"runs CPython 3\.15\.1, but packages"):
+        guest_packages.check_guest({"version": [3, 15, 1], "componentize-py": "0.26"}, headers)
+
+
+def test_other_versions_and_unknown_packages_are_refused_before_building() -> None:
+    with pytest.raises(guest_packages.PackageError, match="Pin numpy==2.4.6"):
+        guest_packages.site("numpy", "2.3.0")
+    with pytest.raises(guest_packages.PackageError, match="not built for the guest by wasinn"):
+        guest_packages.site("scipy", "1.16.0")
+
+
+def test_dependencies_of_pure_packages_must_be_pinned_when_numpy_is_built(tmp_path: Path) -> None:
+    """With numpy built for the guest, pip installs the other pins without resolving
+    (it knows no wheel of numpy for the guest); app_deps checks what pip would have."""
+    info = tmp_path / "tool-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: tool\nVersion: 1.0\nRequires-Dist: numpy>=2\n"
+        "Requires-Dist: helper==3.1\nRequires-Dist: colorama; sys_platform == 'win32'\n"
+        "Requires-Dist: pytest; extra == 'test'\n\nbody\n"
+    )
+    pins = {"tool": Version("1.0"), "numpy": Version("2.4.6"), "helper": Version("3.1")}
+    app_deps.check_dependencies(pins, tmp_path, "r.txt")
+    unpinned = {name: version for name, version in pins.items() if name != "helper"}
+    with pytest.raises(app_deps.RequirementsError, match=r"add a pin for helper==3\.1"):
+        app_deps.check_dependencies(unpinned, tmp_path, "r.txt")
+    with pytest.raises(app_deps.RequirementsError, match="tool needs numpy>=2, but numpy==1.26"):
+        app_deps.check_dependencies({**pins, "numpy": Version("1.26")}, tmp_path, "r.txt")

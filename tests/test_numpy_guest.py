@@ -1,0 +1,113 @@
+"""numpy inside a component: tests/numpy_app under the real wasmtime CLI, compared
+with numpy natively on the same input.
+
+The app pins numpy==2.4.6 in its requirements.txt, so its build takes numpy
+built for the guest by tools/guest_packages.py (the first build on a machine
+compiles it: a few minutes).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import math
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import ROOT, build_app, run_component
+
+pytestmark = pytest.mark.integration
+
+APP = ROOT / "tests" / "numpy_app"
+
+
+@pytest.fixture(scope="module")
+def numpy_app(model_dir: Path) -> Any:
+    build_app(APP)
+
+    def run(mode: str) -> list[dict[str, Any]]:
+        done = run_component(APP, mode, cwd=model_dir)
+        done.assert_no_trap()
+        assert done.code == 0, done.stdout + done.stderr
+        return [json.loads(line) for line in done.stdout.splitlines()]
+
+    return run
+
+
+def test_wasinn_and_numpy_convert_inside_a_component(numpy_app: Any) -> None:
+    results = numpy_app("checks")
+    failed = [r for r in results if not r["ok"]]
+    assert not failed, "\n".join(f"{r['check']}:\n{r['error']}" for r in failed)
+    # The same checks as tests/test_numpy_interop.py runs natively, models included.
+    assert {r["check"] for r in results} >= {"dtypes_map_both_ways", "run_with_arrays",
+                                             "stateful_with_arrays", "ops"}  # fmt: skip
+
+
+def test_global_random_generator_differs_per_run_and_seeds_reproducibly(numpy_app: Any) -> None:
+    first, first_seeded = numpy_app("random")
+    second, second_seeded = numpy_app("random")
+    # Without wasinn.start_instance every run repeats the numbers drawn from the
+    # state numpy's import left when the component was built.
+    assert first["global_draws"] != second["global_draws"]
+    assert first["generator_draws"] != second["generator_draws"]
+    np.random.seed(7)
+    assert first_seeded["seeded_draws"] == second_seeded["seeded_draws"] == np.random.rand(3).tolist()
+
+
+def _native_outcome(call: Any) -> dict[str, Any]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            value = call()
+        except Exception as exc:
+            return {"raised": type(exc).__name__}
+    return {"value": np.asarray(value).tolist(),
+            "warnings": [w.category.__name__ for w in caught]}  # fmt: skip
+
+
+def test_errors_numpy_finds_itself_are_reported_as_natively(numpy_app: Any) -> None:
+    cases = {r.pop("case"): r for r in numpy_app("floats")}
+    assert cases["inv_singular"] == {"raised": "LinAlgError", "message": "Singular matrix"}
+    ints = cases["int_floor_divide_by_zero"]
+    assert ints["value"] == [0, 0]
+    assert ints["warnings"] == ["RuntimeWarning: divide by zero encountered in floor_divide"]
+    assert cases["int_floor_divide_by_zero_raise"]["raised"] == "FloatingPointError"
+
+
+def test_hardware_float_events_give_the_right_values_without_a_warning(numpy_app: Any) -> None:
+    """WebAssembly has no floating-point exception flags: 1.0/0.0 is inf as natively,
+    but numpy cannot see that it happened (docs/numpy.md, "Floating-point events")."""
+    cases = {r.pop("case"): r for r in numpy_app("floats")}
+    for name, call in {
+        "float_divide_by_zero": lambda: np.ones(2) / np.zeros(2),
+        "float_overflow": lambda: np.full(2, 1e308) * 10,
+    }.items():
+        native = _native_outcome(call)
+        assert native["warnings"] == ["RuntimeWarning"]  # natively numpy warns ...
+        assert cases[name]["warnings"] == []  # ... the guest cannot
+        assert cases[name]["value"] == native["value"] == [float("inf")] * 2
+    assert math.isnan(cases["sqrt_negative"]["value"][0]) and cases["sqrt_negative"]["warnings"] == []
+    # errstate(all="raise") cannot raise for them either; it still does for numpy's own checks.
+    assert "value" in cases["float_divide_by_zero_raise"]
+
+
+def test_lazily_imported_parts_of_numpy_work(numpy_app: Any) -> None:
+    (got,) = numpy_app("lazy")
+    buffer = io.BytesIO()
+    np.savez(buffer, a=np.arange(3))
+    buffer.seek(0)
+    expected = {
+        "unique": np.unique(np.array([3, 1, 3, 2])).tolist(),
+        "savez_load": np.load(buffer)["a"].tolist(),
+        "loadtxt_gzip": np.loadtxt(io.BytesIO(gzip.compress(b"1 2\n3 4\n"))).tolist(),
+        "polyfit": np.round(np.polynomial.polynomial.polyfit([0, 1, 2], [1, 3, 5], 1), 6).tolist(),
+        "masked_mean": float(np.ma.masked_array([1.0, 100.0, 3.0], mask=[0, 1, 0]).mean()),
+        "rfft": np.round(np.abs(np.fft.rfft(np.arange(8.0))), 6).tolist(),
+        "strings_upper": np.strings.upper(np.array(["ab", "c"])).tolist(),
+        "solve": np.round(np.linalg.solve([[2.0, 0.0], [0.0, 4.0]], [2.0, 8.0]), 6).tolist(),
+    }
+    assert got == expected
