@@ -55,7 +55,8 @@ def test_global_random_generator_differs_per_run_and_seeds_reproducibly(numpy_ap
     assert first["global_draws"] != second["global_draws"]
     assert first["generator_draws"] != second["generator_draws"]
     np.random.seed(7)
-    assert first_seeded["seeded_draws"] == second_seeded["seeded_draws"] == np.random.rand(3).tolist()
+    expected = np.random.rand(3).tolist()
+    assert first_seeded["seeded_draws"] == second_seeded["seeded_draws"] == expected
 
 
 def _native_outcome(call: Any) -> dict[str, Any]:
@@ -90,7 +91,8 @@ def test_hardware_float_events_give_the_right_values_without_a_warning(numpy_app
         assert native["warnings"] == ["RuntimeWarning"]  # natively numpy warns ...
         assert cases[name]["warnings"] == []  # ... the guest cannot
         assert cases[name]["value"] == native["value"] == [float("inf")] * 2
-    assert math.isnan(cases["sqrt_negative"]["value"][0]) and cases["sqrt_negative"]["warnings"] == []
+    root = cases["sqrt_negative"]
+    assert math.isnan(root["value"][0]) and root["warnings"] == []
     # errstate(all="raise") cannot raise for them either; it still does for numpy's own checks.
     assert "value" in cases["float_divide_by_zero_raise"]
 
