@@ -15,7 +15,11 @@ So build_ext writes two files per such module:
   (:func:`make_stub`): the real module with every function body that holds an
   EH instruction replaced by ``unreachable`` and the tag section left out;
   everything else byte for byte the same. Those functions must not run at
-  import time (pre-init); a module's ``PyInit`` must not call setjmp.
+  import time (pre-init); a module's ``PyInit`` must not call setjmp. A
+  *stripped* stub (``make_stub(strip=True)``, used for numpy's C++ built with
+  -fwasm-exceptions, tools/guest_packages/numpy/cxx_eh) keeps those functions
+  running instead: their code without EH (:func:`strip_eh`), exnref made i32 in
+  the Type section too; the splice then puts the real Type section back.
 - ``NAME.sjlj.wasm``, the real module, which componentize-py ignores (it
   links only files named with the guest's extension suffix).
 
@@ -216,6 +220,160 @@ def _prefixed_fd(body: bytes, i: int) -> int:
     return i  # every other SIMD instruction has no immediate
 
 
+# ---------------------------------------------------------------- stripping EH
+
+#: exnref's value type, the exn and noexn heap types, and i32, which stands in
+#: for them in a stripped stub.
+_EXNREF, _NOEXN, _I32 = 0x69, 0x74, 0x7F
+_REF_PREFIXES = (0x63, 0x64)  # (ref null ht), (ref ht)
+#: Instructions on references whose i32 stand-in would differ: refused.
+_REF_OPS = frozenset({0xD1, 0xD3, 0xD4, 0xD5, 0xD6})
+#: Legacy EH (try catch rethrow delegate catch_all): wasm-opt translated it away.
+_LEGACY_EH = frozenset({0x06, 0x07, 0x09, 0x18, 0x19})
+
+
+def _valtype(data: bytes, i: int) -> tuple[bytes, int]:
+    """The value type at ``data[i:]`` with exnref made i32, and the index after it."""
+    if data[i] in _REF_PREFIXES and data[i + 1] in (_EXNREF, _NOEXN):
+        return bytes([_I32]), i + 2
+    if data[i] in _REF_PREFIXES:
+        end = _skip_leb(data, i + 1)
+        return data[i:end], end
+    return bytes([_I32 if data[i] == _EXNREF else data[i]]), i + 1
+
+
+def _stripped_blocktype(body: bytes, i: int) -> tuple[bytes, int]:
+    if body[i] == 0x40 or body[i] == _EXNREF or body[i] in _REF_PREFIXES:
+        return _valtype(body, i) if body[i] != 0x40 else (b"\x40", i + 1)
+    end = _blocktype(body, i)
+    return body[i:end], end
+
+
+def strip_eh(body: bytes) -> bytes:
+    """A function body that does what ``body`` does as long as nothing is thrown,
+    with no exception handling: ``try_table`` becomes ``block`` (its catch
+    clauses go), ``throw`` and ``throw_ref`` become ``unreachable``, exnref
+    becomes i32 (in locals, block types, typed ``select``, ``ref.null``). For
+    componentize-py's pre-init, which runs such a module without the exceptions
+    proposal (a throw there traps, as an uncaught exception would).
+
+    SpliceError on legacy EH (translate it with wasm-opt first) or on an
+    instruction on references whose i32 stand-in would not validate.
+
+    Example::
+
+        >>> # try_table (catch_all 0) i32.const 1 drop end; throw_ref; end
+        >>> strip_eh(bytes([0, 0x1F, 0x40, 1, 2, 0, 0x41, 1, 0x1A, 0x0B, 0x0A, 0x0B])).hex()
+        '00024041011a0b000b'
+    """
+    out = bytearray()
+    count, i = read_u32(body, 0)
+    out += u32(count)
+    for _ in range(count):
+        j = _skip_leb(body, i)
+        out += body[i:j]
+        vt, i = _valtype(body, j)
+        out += vt
+    while i < len(body):
+        op = body[i]
+        start = i
+        i += 1
+        if op in _LEGACY_EH:
+            raise SpliceError(f"legacy exception handling (0x{op:02x}) in a body to strip")
+        if op in _REF_OPS:
+            raise SpliceError(f"reference instruction 0x{op:02x} in a body to strip")
+        if op in (0x02, 0x03, 0x04):  # block loop if
+            bt, i = _stripped_blocktype(body, i)
+            out.append(op)
+            out += bt
+        elif op == 0x1F:  # try_table blocktype vec(catch) -> block blocktype
+            bt, i = _stripped_blocktype(body, i)
+            n, i = read_u32(body, i)
+            for _ in range(n):
+                kind = body[i]
+                i += 1
+                if kind in (0, 1):
+                    i = _skip_leb(body, i)
+                i = _skip_leb(body, i)
+            out.append(0x02)
+            out += bt
+        elif op == 0x08:  # throw tag -> unreachable
+            i = _skip_leb(body, i)
+            out.append(0x00)
+        elif op == 0x0A:  # throw_ref -> unreachable
+            out.append(0x00)
+        elif op == 0x1C:  # select with types
+            n, i = read_u32(body, i)
+            out.append(op)
+            out += u32(n)
+            for _ in range(n):
+                vt, i = _valtype(body, i)
+                out += vt
+        elif op == 0xD0:  # ref.null heaptype
+            end = _skip_leb(body, i)
+            if body[i] in (_EXNREF, _NOEXN):
+                out += b"\x41\x00"  # i32.const 0
+            else:
+                out += body[start:end]
+            i = end
+        else:
+            # every other instruction is copied as it is: find its end the way
+            # uses_eh does, on a one-instruction body
+            i = _instruction_end(body, start)
+            out += body[start:i]
+    return bytes(out)
+
+
+def _instruction_end(body: bytes, i: int) -> int:
+    """The index after the (non-EH, non-block) instruction at ``body[i:]``."""
+    op = body[i]
+    i += 1
+    if op in _NO_IMMEDIATE or 0x45 <= op <= 0xC4:
+        return i
+    if op in _ONE_INDEX or op in (0x41, 0x42):
+        return _skip_leb(body, i)
+    if op == 0x0E:
+        n, i = read_u32(body, i)
+        for _ in range(n + 1):
+            i = _skip_leb(body, i)
+        return i
+    if op in (0x11, 0x13):
+        return _skip_leb(body, _skip_leb(body, i))
+    if 0x28 <= op <= 0x3E:
+        return _skip_leb(body, _skip_leb(body, i))
+    if op in (0x3F, 0x40):
+        return _skip_leb(body, i)
+    if op == 0x43:
+        return i + 4
+    if op == 0x44:
+        return i + 8
+    if op == 0xFC:
+        return _prefixed_fc(body, i)
+    if op == 0xFD:
+        return _prefixed_fd(body, i)
+    raise SpliceError(f"unknown instruction 0x{op:02x} at byte {i - 1} of a function body")
+
+
+def _strip_types(payload: bytes) -> bytes:
+    """A Type section's payload with exnref made i32 (function types only)."""
+    count, i = read_u32(payload, 0)
+    out = bytearray(u32(count))
+    for _ in range(count):
+        if payload[i] != 0x60:
+            raise SpliceError(f"type form 0x{payload[i]:02x} is not a function type")
+        out.append(0x60)
+        i += 1
+        for _ in range(2):  # params, results
+            n, i = read_u32(payload, i)
+            out += u32(n)
+            for _ in range(n):
+                vt, i = _valtype(payload, i)
+                out += vt
+    if i != len(payload):
+        raise SpliceError("the Type section has bytes after its last type")
+    return bytes(out)
+
+
 # ---------------------------------------------------------------- the stub
 
 
@@ -227,11 +385,13 @@ class Stub:
     stubbed: tuple[int, ...]
 
 
-def make_stub(real: bytes) -> Stub:
+def make_stub(real: bytes, strip: bool = False) -> Stub:
     """The module componentize-py links in place of ``real``: every function
-    body with an EH instruction becomes ``unreachable``, the Tag section goes;
-    all else is byte for byte ``real``'s. SpliceError when ``real`` is not a
-    core module or has no EH code."""
+    body with an EH instruction becomes ``unreachable`` (with ``strip``: the
+    same code without EH, :func:`strip_eh`, and exnref made i32 in the Type
+    section too, so that it runs at pre-init), the Tag section goes; all else
+    is byte for byte ``real``'s. SpliceError when ``real`` is not a core module
+    or has no EH code."""
     if not _is_module(real):
         raise SpliceError("not a WebAssembly core module")
     out: list[Section] = []
@@ -239,11 +399,13 @@ def make_stub(real: bytes) -> Stub:
     for sid, payload in split_sections(real):
         if sid == _TAG:
             continue
+        if sid == _TYPE and strip:
+            payload = _strip_types(payload)
         if sid == _CODE:
             bodies = code_bodies(payload)
             stubbed = [k for k, body in enumerate(bodies) if uses_eh(body)]
-            payload = code_payload([STUB_BODY if k in stubbed else b for k, b in
-                                    enumerate(bodies)])  # fmt: skip
+            payload = code_payload([(strip_eh(b) if strip else STUB_BODY) if k in stubbed else b
+                                    for k, b in enumerate(bodies)])  # fmt: skip
         out.append((sid, payload))
     if not stubbed:
         raise SpliceError("the module has no exception-handling code to hide")
@@ -283,10 +445,12 @@ def find_pairs(folders: Sequence[Path]) -> list[Pair]:
                 )
             real, stub = real_path.read_bytes(), stub_path.read_bytes()
             try:
-                expected = make_stub(real).binary
+                # build_ext's sjlj modules have unreachable stubs; C++ modules
+                # built with -fwasm-exceptions (tools/guest_packages/numpy) stripped ones
+                expected = (make_stub(real).binary, make_stub(real, strip=True).binary)
             except BinaryError as exc:
                 raise SpliceError(f"{real_path}: {exc}") from None
-            if stub != expected:
+            if stub not in expected:
                 raise SpliceError(
                     f"{stub_path} is not the stub of {real_path.name} (one of them is from "
                     f"another build); rebuild them (./build.sh setup or build)."
@@ -330,7 +494,7 @@ def splice_component(component: bytes, pairs: Sequence[Pair]) -> bytes:
             for sid, payload in parts:
                 if sid in _AFTER_TAG and _TAG in real and all(s != _TAG for s, _ in out):
                     out.append((_TAG, real[_TAG]))
-                out.append((sid, real[_CODE] if sid == _CODE else payload))
+                out.append((sid, real[sid] if sid in (_CODE, _TYPE) else payload))
             return join_sections(module[:8], out)
         return module
 
