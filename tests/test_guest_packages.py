@@ -21,13 +21,13 @@ import guest_packages  # noqa: E402
 
 def test_guest_numpy_is_the_hosts_numpy() -> None:
     """The guest's numpy is checked against the host's (oracles, bench): one version."""
-    _, packages = guest_packages.load_catalogue()
+    packages = guest_packages.load_catalogue().packages
     pinned = re.search(r"^numpy==(\S+)$", (ROOT / "requirements-dev.txt").read_text(), re.M)
     assert pinned and packages["numpy"].version == pinned[1]
 
 
 def test_every_patch_says_why_before_its_diff() -> None:
-    _, packages = guest_packages.load_catalogue()
+    packages = guest_packages.load_catalogue().packages
     for package in packages.values():
         for name in package.patches:
             text = (guest_packages.PATCHES / package.name / name).read_text()
@@ -38,7 +38,7 @@ def test_every_patch_says_why_before_its_diff() -> None:
 
 def test_patches_apply_to_the_pinned_sdist(tmp_path: Path) -> None:
     """What a build does first, on the pinned sdist (downloaded once into the cache)."""
-    _, packages = guest_packages.load_catalogue()
+    packages = guest_packages.load_catalogue().packages
     numpy = packages["numpy"]
     sdist = guest_packages.c_libraries.download(
         numpy.sdist, numpy.sha256, guest_packages.cache_root() / "sources" / "numpy-2.4.6.tar.gz",
@@ -66,7 +66,7 @@ def test_pyconfig_takes_the_guests_values() -> None:
 
 
 def test_a_guest_of_another_cpython_is_refused() -> None:
-    headers, _ = guest_packages.load_catalogue()
+    headers = guest_packages.load_catalogue().headers
     guest_packages.check_guest({"version": [3, 14, 0]}, headers)
     with pytest.raises(guest_packages.PackageError, match=r"runs CPython 3\.15\.1, but packages"):
         guest_packages.check_guest({"version": [3, 15, 1], "componentize-py": "0.26"}, headers)

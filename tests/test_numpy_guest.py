@@ -12,6 +12,7 @@ import gzip
 import io
 import json
 import math
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,9 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import ROOT, build_app, run_component
+
+sys.path.insert(0, str(ROOT / "tests" / "numpy_app"))
+import cxx_cases  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -113,3 +117,18 @@ def test_lazily_imported_parts_of_numpy_work(numpy_app: Any) -> None:
         "solve": np.round(np.linalg.solve([[2.0, 0.0], [0.0, 4.0]], [2.0, 8.0]), 6).tolist(),
     }
     assert got == expected
+
+
+def test_cxx_inside_numpy_gives_native_results(numpy_app: Any) -> None:
+    (got,) = numpy_app("cxx_check")
+    assert got == cxx_cases.check()
+
+
+def test_cxx_throws_become_python_exceptions(numpy_app: Any) -> None:
+    """pocketfft's std::bad_alloc (a prime-length FFT past wasm32's 4 GiB) trapped the
+    component; with C++ exceptions it is MemoryError, as natively, and numpy goes on."""
+    rows = numpy_app("hostile")
+    assert [r["case"] for r in rows] == [name for name, _, _ in cxx_cases.HOSTILE]
+    for row in rows:
+        assert row["outcome"].startswith("MemoryError"), row
+        assert row["still_works"], row

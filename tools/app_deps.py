@@ -154,7 +154,7 @@ def fingerprint(text: str, built: dict[str, Path] | None = None) -> str:
 
 def guest_builds(pins: dict[str, Version]) -> dict[str, Path]:
     """The site folder of each pinned package that is built for the guest."""
-    _, known = guest_packages.load_catalogue()
+    known = guest_packages.load_catalogue().packages
     return {name: guest_packages.site(name, str(version))
             for name, version in pins.items() if name in known}  # fmt: skip
 

@@ -63,7 +63,9 @@ from typing import Any
 import build_ext
 import build_stamp
 import c_libraries
+import sjlj_splice
 import tomllib
+import wasm_binary
 
 TOOLS = Path(__file__).resolve().parent
 CATALOGUE = TOOLS / "guest_packages.toml"
@@ -72,6 +74,21 @@ PATCHES = TOOLS / "guest_packages"
 CXX_RUNTIME = TOOLS / "wasm32-wasi" / "cxx_runtime.c"
 #: <pthread.h> for CPython's headers (see the file).
 PTHREAD_SHIM = TOOLS / "wasm32-wasi" / "pthread"
+#: The exception tag C++ throws and catches (see the file).
+EXCEPTION_TAG = TOOLS / "wasm32-wasi" / "cpp_exception_tag.S"
+#: How LLVM's libc++abi and libunwind are compiled for the guest: WebAssembly
+#: exceptions, every symbol hidden (each module has its own runtime, as it has
+#: its own copy of numpy's npymath), no threads (the guest has none).
+CXX_RUNTIME_FLAGS = (
+    "-O2", "-DNDEBUG", "-fPIC", "-fwasm-exceptions", "-fvisibility=hidden",
+    "-D_LIBUNWIND_HIDE_SYMBOLS", "-D_LIBCXXABI_DISABLE_VISIBILITY_ANNOTATIONS",
+    "-D_LIBCXXABI_BUILDING_LIBRARY", "-D_LIBCPP_BUILDING_LIBRARY",
+    "-DLIBCXXABI_USE_LLVM_UNWINDER", "-D_LIBCXXABI_HAS_NO_THREADS",
+)  # fmt: skip
+#: A package's C++ is compiled with WebAssembly exceptions: files a package builds
+#: with -fexceptions then really throw and catch (pocketfft's std::bad_alloc
+#: becomes MemoryError); those built with -fno-exceptions are unchanged.
+CXX_FLAGS = ("-fwasm-exceptions",)
 CYTHON_VERSION_OF = "cython"
 
 LLVM_AR = build_ext.LLVM_BIN / "llvm-ar"
@@ -105,6 +122,20 @@ class Headers:
 
 
 @dataclass(frozen=True)
+class CxxRuntime:
+    """LLVM's C++ exception runtime: one Debian source tarball, the files to compile."""
+
+    version: str
+    pool: str
+    file: str
+    sha256: str
+    root: str
+    c: tuple[str, ...]
+    cxx: tuple[str, ...]
+    folders: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Package:
     """One package of the catalogue."""
 
@@ -122,11 +153,26 @@ class Package:
         return json.dumps(self.__dict__, sort_keys=True)
 
 
-def load_catalogue(path: Path = CATALOGUE) -> tuple[Headers, dict[str, Package]]:
-    """The headers' entry and every package of the catalogue, by name."""
+@dataclass(frozen=True)
+class Catalogue:
+    """What ``guest_packages.toml`` says."""
+
+    headers: Headers
+    cxx_runtime: CxxRuntime
+    packages: dict[str, Package]
+
+
+def load_catalogue(path: Path = CATALOGUE) -> Catalogue:
+    """The headers' and the C++ runtime's entries, and every package by name."""
     raw = tomllib.loads(path.read_text())
     try:
         headers = Headers(**raw.pop("python-headers"))
+        runtime = raw.pop("cxx-runtime")
+        cxx_runtime = CxxRuntime(
+            version=runtime["version"], pool=runtime["pool"], file=runtime["file"],
+            sha256=runtime["sha256"], root=runtime["root"], c=tuple(runtime["c"]),
+            cxx=tuple(runtime["cxx"]), folders=tuple(runtime["folders"]),
+        )  # fmt: skip
         packages = {
             name: Package(
                 name=name, version=entry["version"], sdist=entry["sdist"],
@@ -141,7 +187,7 @@ def load_catalogue(path: Path = CATALOGUE) -> tuple[Headers, dict[str, Package]]
     for package in packages.values():
         if package.build != "meson":
             raise PackageError(f"{path.name}: {package.name}: unknown build {package.build!r}")
-    return headers, packages
+    return Catalogue(headers, cxx_runtime, packages)
 
 
 def cache_root() -> Path:
@@ -154,8 +200,9 @@ def cache_root() -> Path:
 
 
 def missing_packages() -> list[str]:
-    """The Debian packages a package build needs that are not installed."""
-    missing = build_ext.missing_packages()
+    """The Debian packages a package build needs that are not installed (with
+    Node.js: binaryen's wasm-opt translates modules with C++ exceptions)."""
+    missing = build_ext.missing_packages(sjlj=True)
     return missing + [name for name, path in PACKAGES.items() if not path.exists()]
 
 
@@ -311,14 +358,14 @@ def sysconfig_module(guest: Mapping[str, Any], include: Path, into: Path) -> str
 # ---------------------------------------------------------------- the toolchain
 
 
-def compiler_wrapper(path: Path, tool: str, runtime: Path) -> None:
+def compiler_wrapper(path: Path, tool: str, runtime: Sequence[Path]) -> None:
     """A compiler for meson: clang for wasm32-wasi; ``-shared`` links a module the way
-    componentize-py wants it (build_ext's flags) with compiler-rt's builtins and
-    ``runtime`` inside. wasm-ld has no ``--start-group``/``--end-group`` (meson
-    adds them; lld needs none): dropped."""
+    componentize-py wants it (build_ext's flags) with ``runtime`` (objects and
+    archives) and compiler-rt's builtins inside. wasm-ld has no
+    ``--start-group``/``--end-group`` (meson adds them; lld needs none): dropped."""
     builtins = PACKAGES["libclang-rt-19-dev-wasm32"]
     target = shlex.join(build_ext.GUEST_TARGET_FLAGS)
-    link = shlex.join([*build_ext.GUEST_FLAGS, str(runtime), str(builtins)])
+    link = shlex.join([*build_ext.GUEST_FLAGS, *map(str, runtime), str(builtins)])
     path.write_text(f"""#!/usr/bin/env bash
 # Written by tools/guest_packages.py: {tool} for wasm32-wasi (see its compiler_wrapper).
 args=(); shared=
@@ -337,8 +384,9 @@ exec {tool} {target} "${{args[@]}}"
 
 def cross_file(path: Path, cc: Path, cxx: Path, python: Path, cython: Path) -> None:
     """meson's description of the guest machine and of the tools that build for it."""
-    flags = ", ".join(repr(f) for f in ("-fPIC", "-Wno-unused-command-line-argument",
-                                        "-isystem", str(PTHREAD_SHIM)))
+    c_flags = ("-fPIC", "-Wno-unused-command-line-argument", "-isystem", str(PTHREAD_SHIM))
+    flags = ", ".join(repr(f) for f in c_flags)
+    cxx_flags = ", ".join(repr(f) for f in (*c_flags, *CXX_FLAGS))
     path.write_text(f"""[binaries]
 c = '{cc}'
 cpp = '{cxx}'
@@ -360,7 +408,7 @@ longdouble_format = 'IEEE_QUAD_LE'
 
 [built-in options]
 c_args = [{flags}]
-cpp_args = [{flags}]
+cpp_args = [{cxx_flags}]
 """)
 
 
@@ -371,31 +419,127 @@ class Toolchain:
     clang: str
     cython: str
     ninja: str
+    wasm_opt: Path
+    wasm_opt_version: str
     guest: Mapping[str, Any]
-    headers: Headers
+    catalogue: Catalogue
 
     def key_parts(self) -> list[str]:
         """Everything of the toolchain a build's output depends on."""
-        return [self.clang, self.cython, self.ninja, json.dumps(dict(self.guest), sort_keys=True),
-                json.dumps(self.headers.__dict__, sort_keys=True),
-                shlex.join(build_ext.GUEST_FLAGS)]  # fmt: skip
+        return [self.clang, self.cython, self.ninja, self.wasm_opt_version,
+                json.dumps(dict(self.guest), sort_keys=True),
+                json.dumps(self.catalogue.headers.__dict__, sort_keys=True),
+                json.dumps(self.catalogue.cxx_runtime.__dict__, sort_keys=True),
+                shlex.join([*build_ext.GUEST_FLAGS, *CXX_FLAGS, *CXX_RUNTIME_FLAGS,
+                            *build_ext.WASM_OPT_FLAGS])]  # fmt: skip
 
 
-def toolchain(cache: Path, headers: Headers) -> Toolchain:
+def toolchain(cache: Path, catalogue: Catalogue) -> Toolchain:
     """Check the toolchain and the guest; raise ToolchainMissingError for missing packages."""
     missing = missing_packages()
     if missing:
         raise build_ext.ToolchainMissingError(missing)
     ext_cache = build_ext.DEFAULT_CACHE
     abi = build_ext.guest_abi(ext_cache)
-    check_guest(abi, headers)
+    check_guest(abi, catalogue.headers)
     try:
         cython = build_stamp.installed_version("cython")
     except build_stamp.NotInstalledError:
         raise PackageError("Cython is not installed in .venv; run ./build.sh setup.") from None
     ninja = subprocess.run([str(NINJA), "--version"], capture_output=True, text=True).stdout.strip()
+    wasm_opt = build_ext.install_binaryen()
     return Toolchain(clang=build_ext.tool_version(build_ext.CLANG, ext_cache), cython=cython,
-                     ninja=ninja, guest=abi["config_vars"], headers=headers)  # fmt: skip
+                     ninja=ninja, wasm_opt=wasm_opt,
+                     wasm_opt_version=build_ext.tool_version(wasm_opt, ext_cache),
+                     guest=abi["config_vars"], catalogue=catalogue)  # fmt: skip
+
+
+# ---------------------------------------------------------------- C++ exceptions
+
+
+def cxx_exception_runtime(tools: Toolchain, cache: Path, log: Path) -> Path:
+    """LLVM's libc++abi and libunwind compiled for the guest with WebAssembly
+    exceptions, as one static archive (built once per key, kept in ``cache``).
+
+    Linked into every module after its own objects, it gives C++ a working
+    ``throw``: unwinding runs destructors and numpy's ``catch`` blocks turn
+    ``std::bad_alloc`` into MemoryError as natively, where a throw used to trap.
+    An archive: a module without C++ pulls nothing from it.
+    """
+    runtime = tools.catalogue.cxx_runtime
+    digest = hashlib.sha256()
+    for part in (json.dumps(runtime.__dict__, sort_keys=True), tools.clang,
+                 shlex.join(CXX_RUNTIME_FLAGS), _sha256(EXCEPTION_TAG)):  # fmt: skip
+        digest.update(part.encode() + b"\0")
+    archive = cache / "cxx-runtime" / f"libcxx_eh-{digest.hexdigest()[:16]}.a"
+    if archive.is_file():
+        return archive
+    tarball = c_libraries.download(
+        f"{c_libraries.POOL}/{runtime.pool}/{runtime.file}", runtime.sha256,
+        cache / "sources" / runtime.file, f"llvm-toolchain-19 {runtime.version} ({CATALOGUE.name})",
+    )  # fmt: skip
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=archive.parent) as tmp_name:
+        tmp = Path(tmp_name)
+        wanted = tuple(f"{runtime.root}/{folder}/" for folder in runtime.folders)
+        with tarfile.open(tarball) as tar:  # one pass: the archive is 164 MB of xz
+            for member in tar:
+                if member.name.startswith(wanted):
+                    tar.extract(member, tmp, filter="data")
+        root = tmp / runtime.root
+        headers = ("libcxxabi/include", "libunwind/include", "libcxx/src")
+        include = [f"-I{root / d}" for d in headers]
+        base = [*build_ext.GUEST_TARGET_FLAGS, *CXX_RUNTIME_FLAGS, *include]
+        objects = []
+        for source, compiler, std in (
+            *((c, build_ext.CLANG, "-std=c11") for c in runtime.c),
+            *((c, build_ext.LLVM_BIN / "clang++", "-std=c++20") for c in runtime.cxx),
+        ):
+            obj = tmp / (Path(source).stem + ".o")
+            _run([str(compiler), *base, std, "-c", str(root / source), "-o", str(obj)],
+                 f"compiling LLVM's {source} for the guest", log)  # fmt: skip
+            objects.append(obj)
+        tag = tmp / "cpp_exception_tag.o"
+        _run([str(build_ext.CLANG), *build_ext.GUEST_TARGET_FLAGS, "-fPIC", "-mexception-handling",
+              "-c", str(EXCEPTION_TAG), "-o", str(tag)],
+             "assembling the exception tag", log)  # fmt: skip
+        partial = tmp / "libcxx_eh.a"
+        _run([str(LLVM_AR), "rcsD", str(partial), *map(str, objects), str(tag)],
+             "archiving the C++ exception runtime", log)  # fmt: skip
+        partial.replace(archive)
+    return archive
+
+
+def _has_exception_handling(module: bytes) -> bool:
+    for section_id, payload in wasm_binary.split_sections(module):
+        if section_id == 10:  # code
+            return any(sjlj_splice.uses_eh(b) for b in sjlj_splice.code_bodies(payload))
+    return False
+
+
+def split_exception_modules(site_dir: Path, suffix: str, wasm_opt: Path, log: Path) -> list[str]:
+    """Ready every module with C++ exceptions for componentize-py 0.25.1.
+
+    LLVM 19 writes WebAssembly exceptions in their legacy form; wasmtime 49 runs
+    the standard one (exnref), and componentize-py pre-initialises components in
+    a wasmtime without exceptions at all. So, as for build_ext's setjmp/longjmp
+    modules: the real module (translated by wasm-opt) goes beside it as
+    ``NAME.sjlj.wasm``, and the module itself becomes a stub that does the same
+    without exception handling (``sjlj_splice.make_stub(strip=True)``; numpy's
+    static constructors and an app's top-level numpy calls run in it at build
+    time). build.sh's sjlj_splice step puts the real code into the component.
+    Returns the modules split.
+    """
+    split = []
+    for module in sorted(site_dir.rglob(f"*{suffix}")):
+        if not _has_exception_handling(module.read_bytes()):
+            continue
+        real_path = module.with_name(module.name[: -len(suffix)] + sjlj_splice.REAL_SUFFIX)
+        _run(["node", str(wasm_opt), *build_ext.WASM_OPT_FLAGS, str(module), "-o", str(real_path)],
+             f"translating {module.name}'s exceptions (wasm-opt)", log)  # fmt: skip
+        module.write_bytes(sjlj_splice.make_stub(real_path.read_bytes(), strip=True).binary)
+        split.append(module.relative_to(site_dir).as_posix())
+    return split
 
 
 # ---------------------------------------------------------------- building
@@ -404,7 +548,8 @@ def toolchain(cache: Path, headers: Headers) -> Toolchain:
 def build_key(package: Package, tools: Toolchain) -> str:
     """The SHA-256 of everything a build of ``package`` depends on."""
     digest = hashlib.sha256()
-    files = (Path(__file__), CXX_RUNTIME, PTHREAD_SHIM / "pthread.h")
+    files = (Path(__file__), CXX_RUNTIME, PTHREAD_SHIM / "pthread.h", EXCEPTION_TAG,
+             Path(sjlj_splice.__file__), Path(wasm_binary.__file__))
     for part in (package.entry(), *tools.key_parts(), *(_sha256(f) for f in files)):
         digest.update(part.encode() + b"\0")
     for name in package.patches:
@@ -443,12 +588,13 @@ def _unpack_sdist(package: Package, sdist: Path, into: Path) -> Path:
 
 def _meson_build(package: Package, source: Path, work: Path, tools: Toolchain, log: Path) -> Path:
     """Configure, compile and install with the package's own meson; return the installed tree."""
-    headers_root, _ = _fetch_headers(tools.headers, cache_root())
+    headers_root, _ = _fetch_headers(tools.catalogue.headers, cache_root())
     include = guest_include(headers_root, tools.guest, work / "include")
     data = sysconfig_module(tools.guest, include, work / "sysconfig")
-    runtime = work / "cxx_runtime.o"
+    errno_hook = work / "cxx_runtime.o"
     _run([str(build_ext.CLANG), *build_ext.GUEST_TARGET_FLAGS, "-O2", "-fPIC", "-c",
-          str(CXX_RUNTIME), "-o", str(runtime)], "compiling the C++ runtime", log)  # fmt: skip
+          str(CXX_RUNTIME), "-o", str(errno_hook)], "compiling the C++ runtime", log)  # fmt: skip
+    runtime = (errno_hook, cxx_exception_runtime(tools, cache_root(), log))
     bin_dir = work / "bin"
     bin_dir.mkdir()
     cc, cxx = bin_dir / "cc", bin_dir / "c++"
@@ -531,13 +677,15 @@ def build(package: Package, tools: Toolchain, cache: Path) -> Path:
         shutil.copytree(found[0].parent, result / "site" / package.name, symlinks=True)
         _trim(result / "site" / package.name, package.drop)
         _write_metadata(package, result / "site")
-        seconds = time.monotonic() - started
         suffix = tools.guest["EXT_SUFFIX"]
+        split = split_exception_modules(result / "site", suffix, tools.wasm_opt, log)
+        seconds = time.monotonic() - started
         modules = sorted(p.relative_to(result / "site").as_posix()
                          for p in (result / "site").rglob(f"*{suffix}"))  # fmt: skip
         (result / "built.json").write_text(json.dumps(
             {"package": package.name, "version": package.version, "key": key,
-             "seconds": round(seconds, 1), "modules": modules}, indent=1) + "\n")  # fmt: skip
+             "seconds": round(seconds, 1), "modules": modules,
+             "with_cxx_exceptions": split}, indent=1) + "\n")  # fmt: skip
         shutil.copyfile(log, result / "build.log")
         shutil.rmtree(folder, ignore_errors=True)
         result.rename(folder)
@@ -554,7 +702,8 @@ def site(name: str, version: str, cache: Path | None = None) -> Path:
     Raises PackageError for a package or version the catalogue does not pin,
     ToolchainMissingError (from build_ext) when Debian packages are missing.
     """
-    headers, packages = load_catalogue()
+    catalogue = load_catalogue()
+    packages = catalogue.packages
     if name not in packages:
         raise PackageError(
             f"{name} is not built for the guest by wasinn (tools/{CATALOGUE.name} knows "
@@ -569,7 +718,7 @@ def site(name: str, version: str, cache: Path | None = None) -> Path:
             f"version to the catalogue and check its patches."
         )
     cache = cache or cache_root()
-    return build(package, toolchain(cache, headers), cache)
+    return build(package, toolchain(cache, catalogue), cache)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -579,7 +728,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--print-site", action="store_true", help="print the site folder")
     args = parser.parse_args(argv)
     try:
-        _, packages = load_catalogue()
+        packages = load_catalogue().packages
         version = args.version or (packages[args.name].version if args.name in packages else "")
         path = site(args.name, version)
     except build_ext.ToolchainMissingError as exc:

@@ -4,6 +4,8 @@
     numpy_app random                 np.random's global generator and a fresh Generator, as JSON
     numpy_app floats                 what numpy reports for errors numpy and the hardware find
     numpy_app lazy                   functions that import numpy's submodules on first use
+    numpy_app cxx_check              FFT and unique results (C++ inside numpy), as digests
+    numpy_app hostile                numpy's C++ throw sites provoked: each a Python exception
 
 Each prints JSON lines (one per check or result); the process exits 1 if a check failed.
 tests/test_numpy_guest.py runs it under the real wasmtime CLI and compares with numpy natively.
@@ -19,6 +21,7 @@ import traceback
 import warnings
 from typing import Any
 
+import cxx_cases
 import numpy as np
 import numpy_checks
 from wit_world import exports
@@ -111,8 +114,20 @@ def lazy() -> int:
     return 0
 
 
+def cxx_check() -> int:
+    emit(**cxx_cases.check())
+    return 0
+
+
+def hostile() -> int:
+    for row in cxx_cases.hostile([]):
+        emit(**row)
+    return 0
+
+
 def main(argv: list[str]) -> int:
-    modes = {"checks": checks, "random": random, "floats": floats, "lazy": lazy}
+    modes = {"checks": checks, "random": random, "floats": floats, "lazy": lazy,
+             "cxx_check": cxx_check, "hostile": hostile}  # fmt: skip
     if not argv or argv[0] not in modes:
         print(f"usage: numpy_app {'|'.join(modes)}", file=sys.stderr)
         return 2

@@ -1,25 +1,21 @@
 """numpy's C++ throw sites, provoked, and a check that numpy still works after them.
 
-Used by ``app.py`` inside a component and runnable natively (``python3
-numpy_cases.py check``), so that the ``check`` results can be compared with
-native numpy's. Nothing here runs at import: componentize-py pre-initialises
-the component by importing ``app``, and the C++ functions that hold
-exception-handling code are stubs until the build splices them back.
+Used by ``app.py`` inside a component and by tests/test_numpy_guest.py
+natively, which compares the ``check`` results with native numpy's. Nothing
+here runs at import: componentize-py pre-initialises the component by
+importing ``app``, and the C++ functions that hold exception-handling code are
+stubs until the build splices them back (tools/guest_packages.py,
+split_exception_modules).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import sys
 import time
 from collections.abc import Callable
 
 import numpy as np
-import numpy.fft  # noqa: F401  (componentize-py keeps only what is imported at build time)
-import numpy.ma  # noqa: F401  (np.unique needs it)
-import numpy.random  # noqa: F401
-import numpy.strings  # noqa: F401
 
 #: Each case: (name, how it is reached, what provokes it). Each allocates far
 #: more than wasm32's 4 GiB address space inside numpy's C++.
@@ -50,11 +46,10 @@ HOSTILE: list[tuple[str, str, Callable[[], object]]] = [
 #: try/catch in array__unique_hash now catches), but no input was found that
 #: exhausts memory inside it quickly: its vector is 8 bytes per element and
 #: numpy's arrays are < 2 GiB on wasm32; attempts ran 4-5 min of hash inserts
-#: and succeeded. Not provoked here (README.md, "What is left").
-#: Known and not fixed (README.md here): np.strings.slice's std::vector in
-#: stringdtype_ufuncs.cpp, which numpy compiles with -fno-exceptions (natively a
-#: std::terminate too). Provoking it needs a single string of ~0.5 GB; it traps.
-NOT_FIXED = ["strings_slice"]
+#: and succeeded. Not provoked here (docs/numpy.md, "C++ exceptions").
+#: Known and not fixed: np.strings.slice's std::vector in stringdtype_ufuncs.cpp,
+#: which numpy compiles with -fno-exceptions (natively a std::terminate too).
+#: Provoking it needs a single string of ~0.5 GB; it traps.
 
 
 def digest(a: np.ndarray) -> str:
@@ -124,29 +119,3 @@ def hostile(names: list[str]) -> list[dict[str, str]]:
             }
         )
     return rows
-
-
-def bench(repeat: int = 5) -> dict[str, float]:
-    """Median seconds of a few FFTs."""
-    x = np.random.default_rng(1).standard_normal(1 << 20)
-    z = x[:100_003] + 0j
-    cases = {
-        "rfft_2^20": lambda: np.fft.rfft(x),
-        "fft_c128_2^20": lambda: np.fft.fft(x + 0j),
-        "fft_prime_100003": lambda: np.fft.fft(z),
-        "unique_1e6": lambda: np.unique(x[:1_000_000]),
-    }
-    out = {}
-    for k, f in cases.items():
-        times = []
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            f()
-            times.append(time.perf_counter() - t0)
-        out[k] = round(sorted(times)[len(times) // 2] * 1000, 2)
-    return out
-
-
-if __name__ == "__main__":
-    mode = sys.argv[1] if len(sys.argv) > 1 else "check"
-    print(json.dumps(check() if mode == "check" else bench()))
