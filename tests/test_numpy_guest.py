@@ -8,7 +8,6 @@ compiles it: a few minutes).
 
 from __future__ import annotations
 
-import gzip
 import io
 import json
 import math
@@ -109,7 +108,7 @@ def test_lazily_imported_parts_of_numpy_work(numpy_app: Any) -> None:
     expected = {
         "unique": np.unique(np.array([3, 1, 3, 2])).tolist(),
         "savez_load": np.load(buffer)["a"].tolist(),
-        "loadtxt_gzip": np.loadtxt(io.BytesIO(gzip.compress(b"1 2\n3 4\n"))).tolist(),
+        "loadtxt_gzip": [[1.0, 2.0], [3.0, 4.0]],
         "polyfit": np.round(np.polynomial.polynomial.polyfit([0, 1, 2], [1, 3, 5], 1), 6).tolist(),
         "masked_mean": float(np.ma.masked_array([1.0, 100.0, 3.0], mask=[0, 1, 0]).mean()),
         "rfft": np.round(np.abs(np.fft.rfft(np.arange(8.0))), 6).tolist(),
