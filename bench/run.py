@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT / "bench" / "bench_guest"))
 sys.path.insert(0, str(ROOT / "tools"))
 import cases  # noqa: E402  (the same inputs the guest builds)
 import image_bench  # noqa: E402  (bench/, beside this file)
+import numpy_bench  # noqa: E402
 import ocr_bench  # noqa: E402
 import photo_bench  # noqa: E402
 import wasmtime_flags  # noqa: E402  (tools/, the settings of every component)
@@ -794,6 +795,7 @@ def report(data: dict[str, Any]) -> str:
     lines += image_bench.report(data["image"])
     lines += ocr_bench.report(data["ocr"])
     lines += photo_bench.report(data["photo"])
+    lines += numpy_bench.report(data["numpy"])
     lines += serve_report(data["serve"])
     lines += ["", "## Targets", "", "| target | measured | met |", "|---|---|---|"]
     for name, goal, value, better in targets(data) + builder_targets(data):
@@ -820,6 +822,7 @@ def targets(data: dict[str, Any]) -> list[tuple[str, float, float, str]]:
         *image_bench.targets(data["image"]),
         ocr_bench.target(data["ocr"]),
         *photo_bench.targets(data["photo"]),
+        *numpy_bench.targets(data["numpy"]),
     ]
 
 
@@ -875,6 +878,7 @@ def main() -> None:
     data["image"] = image_bench.rows(args.quick)
     data["ocr"] = ocr_bench.run(args.quick)
     data["photo"] = photo_bench.rows(args.quick)
+    data["numpy"] = numpy_bench.run(args.quick)
     data["serve"] = serve_bench(args.quick)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "latest.json").write_text(json.dumps(data, indent=1))
