@@ -96,3 +96,28 @@ def test_dependencies_of_pure_packages_must_be_pinned_when_numpy_is_built(tmp_pa
         app_deps.check_dependencies(unpinned, tmp_path, "r.txt")
     with pytest.raises(app_deps.RequirementsError, match="tool needs numpy>=2, but numpy==1.26"):
         app_deps.check_dependencies({**pins, "numpy": Version("1.26")}, tmp_path, "r.txt")
+
+
+def test_pyclipper_is_a_setuptools_build_whose_patch_applies(tmp_path: Path) -> None:
+    """The second build kind: setup.py build_ext (Cython, C++) instead of meson."""
+    _, packages = guest_packages.load_catalogue()
+    pyclipper = packages["pyclipper"]
+    assert pyclipper.build == "setuptools"
+    pinned = re.search(r"^pyclipper==(\S+)$", (ROOT / "requirements-dev.txt").read_text(), re.M)
+    assert pinned and pyclipper.version == pinned[1]  # the native oracle is the same version
+    sdist = guest_packages.c_libraries.download(
+        pyclipper.sdist, pyclipper.sha256,
+        guest_packages.cache_root() / "sources" / "pyclipper-1.4.0.tar.gz", "pyclipper's sdist",
+    )  # fmt: skip
+    root = guest_packages._unpack_sdist(pyclipper, sdist, tmp_path)
+    wrapper = (root / "src" / "pyclipper" / "_pyclipper.pyx").read_text()
+    assert "cdef int _check_path(Path &path) except -1:" in wrapper
+    assert (root / "setup.py").is_file() and (root / "PKG-INFO").is_file()
+
+
+def test_an_unknown_build_kind_is_refused(tmp_path: Path) -> None:
+    catalogue = tmp_path / "c.toml"
+    text = guest_packages.CATALOGUE.read_text()
+    catalogue.write_text(text.replace('build = "setuptools"', 'build = "cmake"'))
+    with pytest.raises(guest_packages.PackageError, match="pyclipper: unknown build 'cmake'"):
+        guest_packages.load_catalogue(catalogue)

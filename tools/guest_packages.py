@@ -1,4 +1,4 @@
-"""Build Python packages with compiled code (numpy first) for the guest.
+"""Build Python packages with compiled code (numpy, pyclipper) for the guest.
 
 componentize-py 0.25.1 links every wasm extension module it finds in its
 ``-p`` folders into the component, so a package such as numpy runs inside one
@@ -20,9 +20,12 @@ What a build uses, all from the one toolchain of ``tools/build_ext.py``:
 - CPython 3.14's headers from Debian (``[python-headers]`` in the catalogue)
   with a ``pyconfig.h`` written from the guest CPython's own build settings,
   which ``build_ext.guest_abi`` reads from a probe component;
-- for meson builds: the package's own meson in a cross build, with a
-  "python" whose ``sysconfig`` is the guest's (suffix ``.cpython-314-wasm32-wasi.so``)
-  and a compiler wrapper that links a shared module as componentize-py wants.
+- a "python" whose ``sysconfig`` is the guest's (suffix
+  ``.cpython-314-wasm32-wasi.so``, CPython's headers above) and a compiler
+  wrapper (C and C++) that links a shared module as componentize-py wants;
+  the package's own build runs with them: ``build = "meson"`` (numpy's meson,
+  in a cross build) or ``build = "setuptools"`` (``setup.py build_py build_ext``,
+  Cython included, e.g. pyclipper).
 
 Cached outside the clone (``$XDG_CACHE_HOME/wasinn/guest-packages``, or
 ``WASINN_CACHE``), in a folder named after the SHA-256 of everything the
@@ -90,6 +93,11 @@ CXX_RUNTIME_FLAGS = (
 #: becomes MemoryError); those built with -fno-exceptions are unchanged.
 CXX_FLAGS = ("-fwasm-exceptions",)
 CYTHON_VERSION_OF = "cython"
+#: The build systems a catalogue entry can name (``build = ...``).
+BUILDS = ("meson", "setuptools")
+#: Compiler flags of every C and C++ file of every build: position-independent
+#: (a shared module), and CPython's headers find <pthread.h> in the shim.
+COMPILE_FLAGS = ("-fPIC", "-Wno-unused-command-line-argument", "-isystem", str(PTHREAD_SHIM))
 
 LLVM_AR = build_ext.LLVM_BIN / "llvm-ar"
 NINJA = Path("/usr/bin/ninja")
@@ -185,7 +193,7 @@ def load_catalogue(path: Path = CATALOGUE) -> Catalogue:
     except (KeyError, TypeError) as exc:
         raise PackageError(f"{path.name}: an entry lacks or mistypes {exc}") from None
     for package in packages.values():
-        if package.build != "meson":
+        if package.build not in BUILDS:
             raise PackageError(f"{path.name}: {package.name}: unknown build {package.build!r}")
     return Catalogue(headers, cxx_runtime, packages)
 
@@ -359,9 +367,9 @@ def sysconfig_module(guest: Mapping[str, Any], include: Path, into: Path) -> str
 
 
 def compiler_wrapper(path: Path, tool: str, runtime: Sequence[Path]) -> None:
-    """A compiler for meson: clang for wasm32-wasi; ``-shared`` links a module the way
-    componentize-py wants it (build_ext's flags) with ``runtime`` (objects and
-    archives) and compiler-rt's builtins inside. wasm-ld has no
+    """A compiler for meson and setuptools: clang for wasm32-wasi; ``-shared`` links
+    a module the way componentize-py wants it (build_ext's flags) with ``runtime``
+    (objects and archives) and compiler-rt's builtins inside. wasm-ld has no
     ``--start-group``/``--end-group`` (meson adds them; lld needs none): dropped."""
     builtins = PACKAGES["libclang-rt-19-dev-wasm32"]
     target = shlex.join(build_ext.GUEST_TARGET_FLAGS)
@@ -384,9 +392,8 @@ exec {tool} {target} "${{args[@]}}"
 
 def cross_file(path: Path, cc: Path, cxx: Path, python: Path, cython: Path) -> None:
     """meson's description of the guest machine and of the tools that build for it."""
-    c_flags = ("-fPIC", "-Wno-unused-command-line-argument", "-isystem", str(PTHREAD_SHIM))
-    flags = ", ".join(repr(f) for f in c_flags)
-    cxx_flags = ", ".join(repr(f) for f in (*c_flags, *CXX_FLAGS))
+    flags = ", ".join(repr(f) for f in COMPILE_FLAGS)
+    cxx_flags = ", ".join(repr(f) for f in (*COMPILE_FLAGS, *CXX_FLAGS))
     path.write_text(f"""[binaries]
 c = '{cc}'
 cpp = '{cxx}'
@@ -586,8 +593,21 @@ def _unpack_sdist(package: Package, sdist: Path, into: Path) -> Path:
     return root
 
 
-def _meson_build(package: Package, source: Path, work: Path, tools: Toolchain, log: Path) -> Path:
-    """Configure, compile and install with the package's own meson; return the installed tree."""
+@dataclass(frozen=True)
+class GuestTools:
+    """What a package's own build runs to build for the guest (see :func:`guest_tools`)."""
+
+    cc: Path
+    cxx: Path
+    python: Path
+    cython: Path
+    env: Mapping[str, str]
+
+
+def guest_tools(work: Path, tools: Toolchain, log: Path) -> GuestTools:
+    """Write the tools every build kind shares into ``work``: the guest's CPython
+    headers, its sysconfig as a module, the C++ runtime object, the C and C++
+    compiler wrappers and a "python" answering sysconfig questions as the guest."""
     headers_root, _ = _fetch_headers(tools.catalogue.headers, cache_root())
     include = guest_include(headers_root, tools.guest, work / "include")
     data = sysconfig_module(tools.guest, include, work / "sysconfig")
@@ -609,24 +629,60 @@ PYTHONPATH={shlex.quote(str(work / "sysconfig"))}${{PYTHONPATH:+:$PYTHONPATH}} \
 exec {shlex.quote(sys.executable)} "$@"
 """)  # fmt: skip
     python.chmod(0o755)
+    env = {**os.environ, "PATH": f"{venv_bin}:{os.environ['PATH']}"}
+    return GuestTools(cc=cc, cxx=cxx, python=python, cython=venv_bin / "cython", env=env)
+
+
+def _meson_build(package: Package, source: Path, work: Path, guest: GuestTools,
+                 log: Path) -> Path:  # fmt: skip
+    """Configure, compile and install with the package's own meson; return the
+    folder (a ``site-packages``) holding the installed package."""
     cross = work / "guest.cross"
-    cross_file(cross, cc, cxx, python, venv_bin / "cython")
+    cross_file(cross, guest.cc, guest.cxx, guest.python, guest.cython)
     meson = [sys.executable, str(source / "vendored-meson" / "meson" / "meson.py")]
     if not Path(meson[1]).is_file():
         raise PackageError(f"{package.name} {package.version} has no vendored meson")
-    env = {**os.environ, "PATH": f"{venv_bin}:{os.environ['PATH']}"}
     build_dir = work / "build"
     _run([*meson, "setup", str(build_dir), str(source), "--cross-file", str(cross),
           "--prefix=/", "--buildtype=release", "-Db_ndebug=if-release", "-Db_lundef=false",
           "-Db_asneeded=false", "-Db_pie=false", "-Dpython.install_env=auto", *package.options],
-         f"configuring {package.name} (meson setup)", log, env=env)  # fmt: skip
+         f"configuring {package.name} (meson setup)", log, env=guest.env)  # fmt: skip
     _run([str(NINJA), "-C", str(build_dir), f"-j{os.cpu_count() or 2}"],
-         f"compiling {package.name} (ninja)", log, env=env)  # fmt: skip
+         f"compiling {package.name} (ninja)", log, env=guest.env)  # fmt: skip
     installed = work / "installed"
     _run([*meson, "install", "-C", str(build_dir), "--destdir", str(installed), "--quiet",
           "--skip-subprojects"],
-         f"installing {package.name} (meson install)", log, env=env)  # fmt: skip
-    return installed
+         f"installing {package.name} (meson install)", log, env=guest.env)  # fmt: skip
+    found = sorted(installed.rglob(f"*-packages/{package.name}/__init__.py"))
+    if not found:
+        raise PackageError(f"meson installed no {package.name} package under {installed}")
+    return found[0].parent.parent
+
+
+def _setuptools_build(package: Package, source: Path, work: Path, guest: GuestTools,
+                      log: Path) -> Path:  # fmt: skip
+    """Run the package's ``setup.py build_py build_ext`` with the guest's "python"
+    (so the modules get the guest's suffix and headers, and Cython's C runs through
+    the guest's C API) and the compiler wrappers (distutils takes CC, CXX,
+    LDSHARED, LDCXXSHARED and CFLAGS from the environment over sysconfig's, which
+    name the wasi-sdk of componentize-py's CI); return the build's lib folder.
+    ``options`` go after ``build_ext``."""
+    if not (source / "setup.py").is_file():
+        raise PackageError(f"{package.name} {package.version}'s sdist has no setup.py")
+    lib, temp = work / "lib", work / "temp"
+    # distutils compiles C++ sources with CC and CFLAGS too: the C++ flags go in both.
+    flags = shlex.join(["-O3", "-DNDEBUG", *COMPILE_FLAGS, *CXX_FLAGS])
+    env = {**guest.env, "CC": str(guest.cc), "CXX": str(guest.cxx),
+           "LDSHARED": f"{guest.cc} -shared", "LDCXXSHARED": f"{guest.cxx} -shared",
+           "CFLAGS": flags, "CXXFLAGS": flags, "CPPFLAGS": "", "LDFLAGS": "",
+           "AR": str(LLVM_AR), "ARFLAGS": "rcs"}  # fmt: skip
+    _run([str(guest.python), "setup.py", "build_py", "--build-lib", str(lib),
+          "build_ext", "--build-lib", str(lib), "--build-temp", str(temp),
+          f"--parallel={os.cpu_count() or 2}", *package.options],
+         f"building {package.name} (setup.py build_ext)", log, cwd=source, env=env)  # fmt: skip
+    if not (lib / package.name / "__init__.py").is_file():
+        raise PackageError(f"setup.py built no {package.name} package under {lib}")
+    return lib
 
 
 def _trim(folder: Path, drop: Sequence[str]) -> None:
@@ -639,14 +695,18 @@ def _trim(folder: Path, drop: Sequence[str]) -> None:
                 path.unlink()
 
 
-def _write_metadata(package: Package, site_dir: Path) -> None:
-    """The distribution's metadata, so that ``importlib.metadata.version`` answers
-    in the guest and app_deps.py sees which version it bundles."""
+def _write_metadata(package: Package, source: Path, site_dir: Path) -> None:
+    """The distribution's metadata (the sdist's own ``PKG-INFO``: name, version,
+    ``Requires-Dist``), so that ``importlib.metadata.version`` answers in the guest
+    and app_deps.py sees which version it bundles and what it depends on."""
+    pkg_info = source / "PKG-INFO"
+    metadata = pkg_info.read_text(encoding="utf-8") if pkg_info.is_file() else ""
+    headers = metadata.split("\n\n", 1)[0].splitlines()
+    if f"Version: {package.version}" not in headers:
+        raise PackageError(f"{package.name}'s sdist has no PKG-INFO of version {package.version}")
     info = site_dir / f"{package.name}-{package.version}.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text(
-        f"Metadata-Version: 2.1\nName: {package.name}\nVersion: {package.version}\n"
-    )
+    (info / "METADATA").write_text(metadata, encoding="utf-8")
     (info / "INSTALLER").write_text("wasinn tools/guest_packages.py\n")
 
 
@@ -669,14 +729,12 @@ def build(package: Package, tools: Toolchain, cache: Path) -> Path:
           f"(a few minutes, once; log: {log})", file=sys.stderr)  # fmt: skip
     try:
         source = _unpack_sdist(package, sdist, work / "src")
-        installed = _meson_build(package, source, work, tools, log)
-        found = sorted(installed.rglob(f"*-packages/{package.name}/__init__.py"))
-        if not found:
-            raise PackageError(f"meson installed no {package.name} package under {installed}")
+        builder = _meson_build if package.build == "meson" else _setuptools_build
+        built = builder(package, source, work, guest_tools(work, tools, log), log)
         result = work / "result"
-        shutil.copytree(found[0].parent, result / "site" / package.name, symlinks=True)
+        shutil.copytree(built / package.name, result / "site" / package.name, symlinks=True)
         _trim(result / "site" / package.name, package.drop)
-        _write_metadata(package, result / "site")
+        _write_metadata(package, source, result / "site")
         suffix = tools.guest["EXT_SUFFIX"]
         split = split_exception_modules(result / "site", suffix, tools.wasm_opt, log)
         seconds = time.monotonic() - started
