@@ -100,7 +100,7 @@ def test_dependencies_of_pure_packages_must_be_pinned_when_numpy_is_built(tmp_pa
 
 def test_pyclipper_is_a_setuptools_build_whose_patch_applies(tmp_path: Path) -> None:
     """The second build kind: setup.py build_ext (Cython, C++) instead of meson."""
-    _, packages = guest_packages.load_catalogue()
+    packages = guest_packages.load_catalogue().packages
     pyclipper = packages["pyclipper"]
     assert pyclipper.build == "setuptools"
     pinned = re.search(r"^pyclipper==(\S+)$", (ROOT / "requirements-dev.txt").read_text(), re.M)
