@@ -57,6 +57,9 @@ usage: ./build.sh [COMMAND] [ARGS]
   fuzz [PYTEST_ARGS]   property-based fuzzing with the long budget (10,000 examples per property)
   conformance [--sample]  the ONNX backend node tests (~1,400) through wasinn in one component
                        and natively on OpenVINO f32; writes docs/conformance.md
+  conformance numpy [--sample] [--site DIR]
+                       numpy's own test suite in a component and natively, per module side
+                       by side; writes docs/numpy.md (tools/numpy_conformance.py)
   bindings             regenerate the typed stubs in guest/wasinn/_bindings from its WIT
   help                 this text
 
@@ -545,9 +548,15 @@ demo() {
 
 # The onnx package's node test cases through wasinn in one component and
 # natively through OpenVINO f32; the full run writes docs/conformance.md.
+# `conformance numpy`: numpy's own tests, guest vs native (docs/numpy.md).
 conformance() {
   cd "$ROOT"
-  "$VENV/bin/python" tests/conformance.py "$@"
+  if [ "${1:-}" = numpy ]; then
+    shift
+    "$VENV/bin/python" tools/numpy_conformance.py "$@"
+  else
+    "$VENV/bin/python" tests/conformance.py "$@"
+  fi
 }
 
 # ---------------------------------------------------------------- main
