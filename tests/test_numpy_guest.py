@@ -101,6 +101,7 @@ def test_hardware_float_events_give_the_right_values_without_a_warning(numpy_app
 
 
 def test_lazily_imported_parts_of_numpy_work(numpy_app: Any) -> None:
+    """Also calls that trapped on a C function of the wrong type (function-signatures.patch)."""
     (got,) = numpy_app("lazy")
     buffer = io.BytesIO()
     np.savez(buffer, a=np.arange(3))
@@ -114,6 +115,8 @@ def test_lazily_imported_parts_of_numpy_work(numpy_app: Any) -> None:
         "rfft": np.round(np.abs(np.fft.rfft(np.arange(8.0))), 6).tolist(),
         "strings_upper": np.strings.upper(np.array(["ab", "c"])).tolist(),
         "solve": np.round(np.linalg.solve([[2.0, 0.0], [0.0, 4.0]], [2.0, 8.0]), 6).tolist(),
+        "copy_scalar": 1.5,
+        "deepcopy_array": [0, 1, 2],
     }
     assert got == expected
 

@@ -13,6 +13,7 @@ tests/test_numpy_guest.py runs it under the real wasmtime CLI and compares with 
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import sys
@@ -108,6 +109,9 @@ def lazy() -> int:
         "rfft": np.round(np.abs(np.fft.rfft(np.arange(8.0))), 6).tolist(),
         "strings_upper": np.strings.upper(np.array(["ab", "c"])).tolist(),
         "solve": np.round(np.linalg.solve([[2.0, 0.0], [0.0, 4.0]], [2.0, 8.0]), 6).tolist(),
+        # numpy's __copy__ of a scalar had the wrong C type: an indirect call that trapped.
+        "copy_scalar": float(copy.copy(np.float64(1.5))),
+        "deepcopy_array": copy.deepcopy(np.arange(3)).tolist(),
     }
     emit(**results)
     return 0
