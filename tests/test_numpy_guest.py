@@ -84,7 +84,7 @@ def test_errors_numpy_finds_itself_are_reported_as_natively(numpy_app: Any) -> N
 
 def test_hardware_float_events_give_the_right_values_without_a_warning(numpy_app: Any) -> None:
     """WebAssembly has no floating-point exception flags: 1.0/0.0 is inf as natively,
-    but numpy cannot see that it happened (docs/numpy.md, "Floating-point events")."""
+    but numpy cannot see that it happened (docs/numpy-differences.md)."""
     cases = {r.pop("case"): r for r in numpy_app("floats")}
     for name, call in {
         "float_divide_by_zero": lambda: np.ones(2) / np.zeros(2),
