@@ -17,7 +17,7 @@ So build_ext writes two files per such module:
   everything else byte for byte the same. Those functions must not run at
   import time (pre-init); a module's ``PyInit`` must not call setjmp. A
   *stripped* stub (``make_stub(strip=True)``, used for numpy's C++ built with
-  -fwasm-exceptions, tools/guest_packages/numpy/cxx_eh) keeps those functions
+  -fwasm-exceptions, tools/guest_packages.py) keeps those functions
   running instead: their code without EH (:func:`strip_eh`), exnref made i32 in
   the Type section too; the splice then puts the real Type section back.
 - ``NAME.sjlj.wasm``, the real module, which componentize-py ignores (it

@@ -46,7 +46,7 @@ HOSTILE: list[tuple[str, str, Callable[[], object]]] = [
 #: try/catch in array__unique_hash now catches), but no input was found that
 #: exhausts memory inside it quickly: its vector is 8 bytes per element and
 #: numpy's arrays are < 2 GiB on wasm32; attempts ran 4-5 min of hash inserts
-#: and succeeded. Not provoked here (docs/numpy.md, "C++ exceptions").
+#: and succeeded. Not provoked here (docs/numpy-differences.md, "C++ exceptions").
 #: Known and not fixed: np.strings.slice's std::vector in stringdtype_ufuncs.cpp,
 #: which numpy compiles with -fno-exceptions (natively a std::terminate too).
 #: Provoking it needs a single string of ~0.5 GB; it traps.
