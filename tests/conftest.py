@@ -11,7 +11,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -118,6 +118,21 @@ def built() -> dict[str, Path]:
     for app in apps.values():
         build_app(app)
     return apps
+
+
+def json_app(app: Path, cwd: Path) -> Callable[[str], list[dict[str, Any]]]:
+    """Build a test app whose modes print JSON lines; return ``run(mode)``, which
+    runs it from ``cwd`` and returns the lines, failing the test on a trap or a
+    non-zero exit."""
+    build_app(app)
+
+    def run(mode: str) -> list[dict[str, Any]]:
+        done = run_component(app, mode, cwd=cwd)
+        done.assert_no_trap()
+        assert done.code == 0, done.stdout + done.stderr
+        return [json.loads(line) for line in done.stdout.splitlines()]
+
+    return run
 
 
 def run_component(

@@ -17,7 +17,7 @@ from typing import Any
 
 import pyclipper
 import pytest
-from conftest import ROOT, build_app, run_component
+from conftest import ROOT, json_app
 
 sys.path.insert(0, str(ROOT / "tests" / "pyclipper_app"))
 import clipper_cases  # noqa: E402
@@ -29,15 +29,7 @@ APP = ROOT / "tests" / "pyclipper_app"
 
 @pytest.fixture(scope="module")
 def pyclipper_app() -> Any:
-    build_app(APP)
-
-    def run(name: str) -> list[dict[str, Any]]:
-        done = run_component(APP, name, cwd=APP)
-        done.assert_no_trap()
-        assert done.code == 0, done.stdout + done.stderr
-        return [json.loads(line) for line in done.stdout.splitlines()]
-
-    return run
+    return json_app(APP, cwd=APP)
 
 
 def _native(name: str) -> list[dict[str, Any]]:

@@ -18,10 +18,10 @@ import io
 import json
 import sys
 import traceback
-import warnings
 from typing import Any
 
 import cxx_cases
+import float_cases
 import numpy as np
 import numpy_checks
 from wit_world import exports
@@ -64,35 +64,9 @@ def random() -> int:
 
 
 def floats() -> int:
-    def outcome(call: Any) -> dict[str, Any]:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                value = call()
-            except Exception as exc:
-                return {"raised": type(exc).__name__, "message": str(exc)}
-        return {"value": np.asarray(value).tolist(),
-                "warnings": [f"{w.category.__name__}: {w.message}" for w in caught]}
-
-    singular = np.array([[1.0, 2.0], [2.0, 4.0]])
-    ints = np.array([7, 8], dtype=np.int64)
-    cases = {
-        "inv_singular": lambda: np.linalg.inv(singular),
-        "int_floor_divide_by_zero": lambda: ints // np.zeros(2, np.int64),
-        "int_floor_divide_by_zero_raise": lambda: _raising(lambda: ints // np.zeros(2, np.int64)),
-        "float_divide_by_zero": lambda: np.ones(2) / np.zeros(2),
-        "float_divide_by_zero_raise": lambda: _raising(lambda: np.ones(2) / np.zeros(2)),
-        "float_overflow": lambda: np.full(2, 1e308) * 10,
-        "sqrt_negative": lambda: np.sqrt(np.array([-1.0])),
-    }
-    for name, call in cases.items():
-        emit(case=name, **outcome(call))
+    for name, call in float_cases.CASES.items():
+        emit(case=name, **float_cases.outcome(call))
     return 0
-
-
-def _raising(call: Any) -> Any:
-    with np.errstate(all="raise"):
-        return call()
 
 
 def lazy() -> int:
