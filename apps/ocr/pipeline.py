@@ -25,16 +25,17 @@ their order here (numpy's argsort does not promise that).
 
 from __future__ import annotations
 
-import array
 import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple
 
 import graphs
+import numpy as np
+import numpy.typing as npt
 from boxes import detect_boxes
 from geometry import Cut, cut
-from rotated import Point, f32
+from rotated import Point
 
 from wasinn import GraphBuilder, Model, Tensor, image, ops
 
@@ -54,6 +55,8 @@ TEXT_SCORE = 0.5
 #: Pixels of the image after rapidocr's size rules at most: a very thin image
 #: (2000 x 1, say) would otherwise grow to gigabytes of black bands.
 MAX_PIXELS = 4096 * 4096
+#: Pixels of a crop or a line: u8 [height, width, 3].
+Pixels = npt.NDArray[np.uint8]
 #: Samples one crop_graph run may take (N boxes x tallest x widest), to bound host memory.
 CROP_SAMPLES = 4_000_000
 
@@ -166,75 +169,58 @@ class Reader:
         if size_h <= 0 or size_w <= 0:
             lap("detect")
             return []
-        size = Tensor([size_h, size_w], dtype="i32")
-        out = self.detector.run({"image": image, "size": size})
-        prob = array.array("f", out["prob"].tobytes())
+        size = np.array([size_h, size_w], np.int32)
+        out = self.detector.run_numpy({"image": image, "size": size})
+        prob = out["prob"].reshape(size_h, size_w)
+        mask = out["mask"].reshape(size_h, size_w)
         lap("detect")
-        found = detect_boxes(prob, out["mask"].tobytes(), size_h, size_w, height, width)
-        return [box.points for box in found]
+        return [box.points for box in detect_boxes(prob, mask, height, width)]
 
-    def _crop(self, image: Tensor, cuts: Sequence[Cut]) -> list[bytes]:
-        """Each cut's pixels (u8 [height, width, 3], row-major)."""
-        crops: list[bytes] = []
+    def _crop(self, image: Tensor, cuts: Sequence[Cut]) -> list[Pixels]:
+        """Each cut's pixels (u8 [height, width, 3])."""
+        crops: list[Pixels] = []
         for group in _groups(cuts):
             tall = max(c.height for c in group)
             wide = max(c.width for c in group)
-            warps = Tensor([v for c in group for v in c.warp], shape=(len(group), 3, 3))
-            out = self.cropper.run({
-                "image": image, "warps": warps,
-                "xs": Tensor([float(x) for x in range(wide)]),
-                "ys": Tensor([float(y) for y in range(tall)]),
+            out = self.cropper.run_numpy({
+                "image": image, "warps": np.array([c.warp for c in group], np.float32),
+                "xs": np.arange(wide, dtype=np.float32), "ys": np.arange(tall, dtype=np.float32),
             })  # fmt: skip
-            data = out["crops"].tobytes()
-            row = wide * 3
-            for k, c in enumerate(group):
-                start = k * tall * row
-                used = c.width * 3
-                crops.append(
-                    b"".join(
-                        data[start + y * row : start + y * row + used] for y in range(c.height)
-                    )
-                )
+            padded = out["crops"].reshape(len(group), tall, wide, 3)
+            crops += [padded[k, : c.height, : c.width] for k, c in enumerate(group)]
         return crops
 
-    def _classify(self, crops: Sequence[bytes], cuts: Sequence[Cut]) -> list[bool]:
+    def _classify(self, crops: Sequence[Pixels], cuts: Sequence[Cut]) -> npt.NDArray[np.bool_]:
         """Which crops the classifier says are upside down."""
-        flipped = [False] * len(crops)
+        flipped = np.zeros(len(crops), np.bool_)
         for batch in _batches(cuts):
-            inputs = _line_batch(crops, cuts, batch, [False] * len(crops), CLASSIFIER_WIDTH)
-            (probs,) = self.classifier.run(inputs).values()
-            values = probs.tolist()
-            for k, (upright, turned) in zip(batch, values, strict=True):
-                flipped[k] = turned > upright and turned > UPSIDE_DOWN_SCORE
+            inputs = _line_batch(crops, cuts, batch, np.zeros_like(flipped), CLASSIFIER_WIDTH)
+            (probs,) = self.classifier.run_numpy(inputs).values()
+            upright, turned = probs.T
+            flipped[batch] = (turned > upright) & (turned > UPSIDE_DOWN_SCORE)
         return flipped
 
     def _recognise(
-        self, crops: Sequence[bytes], cuts: Sequence[Cut], flipped: Sequence[bool]
+        self, crops: Sequence[Pixels], cuts: Sequence[Cut], flipped: npt.NDArray[np.bool_]
     ) -> list[tuple[str, float]]:
         texts: list[tuple[str, float]] = [("", 0.0)] * len(crops)
         for batch in _batches(cuts):
             widest = max(RECOGNISER_WIDTH / graphs.LINE_HEIGHT, *(_ratio(cuts[k]) for k in batch))
             width = int(graphs.LINE_HEIGHT * widest)
-            out = self.recogniser.run(_line_batch(crops, cuts, batch, flipped, width))
-            steps = out["index"].shape[1]
-            indices = out["index"].tolist()
-            probs = array.array("f", out["prob"].tobytes())
+            out = self.recogniser.run_numpy(_line_batch(crops, cuts, batch, flipped, width))
             for m, k in enumerate(batch):
-                texts[k] = self._decode(indices[m], probs[m * steps : (m + 1) * steps])
+                texts[k] = self._decode(out["index"][m], out["prob"][m])
         return texts
 
-    def _decode(self, indices: Sequence[int], probs: Sequence[float]) -> tuple[str, float]:
+    def _decode(
+        self, indices: npt.NDArray[np.int64], probs: npt.NDArray[np.float32]
+    ) -> tuple[str, float]:
         """CTC greedy decoding: repeats merged, blanks (class 0) dropped; the score
         is the mean probability of the characters kept (0 for none)."""
-        chars: list[str] = []
-        kept: list[float] = []
-        previous = -1
-        for index, prob in zip(indices, probs, strict=True):
-            if index != previous and index != 0:
-                chars.append(self.characters[index])
-                kept.append(prob)
-            previous = index
-        return "".join(chars), (math.fsum(kept) / len(kept) if kept else 0.0)
+        kept = indices != 0
+        kept[1:] &= indices[1:] != indices[:-1]
+        text = "".join(self.characters[i] for i in indices[kept].tolist())
+        return text, (float(probs[kept].mean(dtype=np.float64)) if kept.any() else 0.0)
 
 
 # ---------------------------------------------------------------- helpers
@@ -257,11 +243,7 @@ def rgb_pixels(data: bytes, name: str, max_pixels: int = image.MAX_PIXELS) -> Te
     if channels == 3:
         return pixels
     if channels == 1:
-        gray = pixels.tobytes()
-        rgb = bytearray(3 * len(gray))
-        for channel in range(3):  # extended-slice assignment runs at C speed
-            rgb[channel::3] = gray
-        return Tensor(bytes(rgb), shape=(pixels.shape[0], pixels.shape[1], 3), dtype="u8")
+        return Tensor(np.repeat(np.asarray(pixels), 3, axis=2))
     return without_alpha(pixels)
 
 
@@ -309,24 +291,23 @@ def _groups(cuts: Sequence[Cut]) -> Iterator[list[Cut]]:
 
 
 def _line_batch(
-    crops: Sequence[bytes],
+    crops: Sequence[Pixels],
     cuts: Sequence[Cut],
     batch: Sequence[int],
-    flipped: Sequence[bool],
+    flipped: npt.NDArray[np.bool_],
     width: int,
-) -> dict[str, Tensor]:
+) -> dict[str, npt.NDArray[np.generic]]:
     """``graphs.line_input``'s inputs for the crops in ``batch``, each resized to
-    height 48 and at most ``width`` wide (rapidocr: width ceil(48 * w / h))."""
+    height 48 and at most ``width`` wide (rapidocr: width ceil(48 * w / h)): the
+    crops one below the other, each padded on the right to the widest."""
     wide = max(cuts[k].width for k in batch)
     tall = sum(cuts[k].height for k in batch)
-    rows: list[bytes] = []
+    stacked = np.zeros((tall, wide, 3), np.uint8)
     params: list[float] = []
     start = 0
     for k in batch:
         c = cuts[k]
-        row = c.width * 3
-        pad = bytes((wide - c.width) * 3)
-        rows.extend(crops[k][y * row : (y + 1) * row] + pad for y in range(c.height))
+        stacked[start : start + c.height, : c.width] = crops[k]
         resized = min(width, math.ceil(graphs.LINE_HEIGHT * _ratio(c)))
         sx, sy = c.width / resized, c.height / graphs.LINE_HEIGHT
         ox, oy = 0.5 * sx - 0.5, 0.5 * sy - 0.5
@@ -337,9 +318,9 @@ def _line_batch(
                    2.0 / max(wide - 1, 1), 2.0 / max(tall - 1, 1)]  # fmt: skip
         start += c.height
     return {
-        "crops": Tensor(b"".join(rows), shape=(tall, wide, 3), dtype="u8"),
-        "lines": Tensor(params, shape=(len(batch), len(graphs.LINE_PARAMS))),
-        "xs": Tensor([float(x) for x in range(width)]),
+        "crops": stacked,
+        "lines": np.array(params, np.float32).reshape(len(batch), len(graphs.LINE_PARAMS)),
+        "xs": np.arange(width, dtype=np.float32),
     }
 
 
@@ -383,18 +364,15 @@ def _letterboxed(image: Tensor) -> tuple[Tensor, int]:
             f"a {width}x{height} image (after rapidocr's size rules) is too thin to read: "
             f"its black bands would make it {width}x{height + 2 * band}"
         )
-    black = bytes(band * width * 3)
-    data = black + image.tobytes() + black
-    return Tensor(data, shape=(height + 2 * band, width, 3), dtype="u8"), band
+    return Tensor(np.pad(np.asarray(image), ((band, band), (0, 0), (0, 0)))), band
 
 
 def _original(
     box: Sequence[Point], top: int, scale_y: float, scale_x: float, height: int, width: int
 ) -> list[list[float]]:
     """A box in the input image's pixels (rapidocr's ``_get_origin_points``, in float32)."""
-    corners = []
-    for x, y in box:
-        ox = f32(f32(x) * scale_x)
-        oy = f32(f32(f32(y) - top) * scale_y)
-        corners.append([min(max(ox, 0.0), float(width)), min(max(oy, 0.0), float(height))])
-    return corners
+    corners = np.array(box, np.float32)
+    corners[:, 1] -= top
+    corners *= np.array([scale_x, scale_y], np.float32)
+    clipped: list[list[float]] = np.clip(corners, 0, [width, height]).tolist()
+    return clipped

@@ -1,9 +1,9 @@
 """Two polygon operations rapidocr's box steps rely on, in pure Python:
 
-- ``fill_poly_spans``: the pixels ``cv2.fillPoly`` sets (OpenCV 4.8+ and 5.0:
+- ``fill_poly``: the pixels ``cv2.fillPoly`` sets (OpenCV 4.8+ and 5.0:
   the outline drawn with its 8-connected line iterator, then its scanline fill
   in 16.16 fixed point, edges leaving the image running along their clipped
-  lines), as spans per row, so that a mean over them is a few slice sums;
+  lines), as a boolean mask (the rows' spans found without walking pixels);
 - ``offset_round``: pyclipper 1.4.0's ``PyclipperOffset`` (Clipper 6.4.2's
   ``ClipperOffset``) of one closed polygon with round joins and the default
   arc tolerance, with the points in the order its clean-up union returns them.
@@ -14,26 +14,30 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
+import numpy.typing as npt
 from rotated import IntPoint, Point
 
 _INT_MAX = 2**31 - 1
 
 
-def fill_poly_spans(vertices: Sequence[IntPoint], width: int, height: int) -> list[list[IntPoint]]:
+def fill_poly(vertices: npt.ArrayLike, width: int, height: int) -> npt.NDArray[np.bool_]:
     """The pixels ``cv2.fillPoly`` (8-connected, no shift) sets on a ``width`` x
-    ``height`` image, as sorted, disjoint inclusive (x1, x2) spans per row: the
-    polygon's outline drawn with OpenCV's line iterator, plus its scanline fill.
+    ``height`` image, as a boolean mask: the polygon's outline drawn with OpenCV's
+    line iterator, plus its scanline fill.
 
     Example::
 
-        fill_poly_spans([(1, 1), (3, 1), (3, 2), (1, 2)], 5, 4)   # [[], [(1, 3)], [(1, 3)], []]
+        fill_poly([(1, 1), (3, 1), (3, 2), (1, 2)], 5, 4).astype(int)
+        # [[0 0 0 0 0] [0 1 1 1 0] [0 1 1 1 0] [0 0 0 0 0]]
     """
+    points: list[IntPoint] = [(int(x), int(y)) for x, y in np.asarray(vertices).tolist()]
     spans: list[list[IntPoint]] = [[] for _ in range(height)]
-    n = len(vertices)
+    n = len(points)
     edges: list[list[int]] = []  # [y0, y1, x (16.16 fixed point), dx]
-    x0, y0 = vertices[n - 1]
+    x0, y0 = points[n - 1]
     for i in range(n):
-        x1, y1 = vertices[i]
+        x1, y1 = points[i]
         _line_spans(spans, x0, y0, x1, y1, width, height)
         if y0 != y1:
             # OpenCV 4.8+: an edge leaving the image runs along its clipped line
@@ -49,19 +53,11 @@ def fill_poly_spans(vertices: Sequence[IntPoint], width: int, height: int) -> li
                 edges.append([y1, y0, (cx1 << 16) + (y1 - cy1) * dx, dx])
         x0, y0 = x1, y1
     _fill_edges(spans, edges, width, height)
+    mask = np.zeros((height, width), np.bool_)
     for y, row in enumerate(spans):
-        if len(row) > 1:
-            row.sort()
-            merged = [row[0]]
-            for a, b in row[1:]:
-                last_a, last_b = merged[-1]
-                if a <= last_b + 1:
-                    if b > last_b:
-                        merged[-1] = (last_a, b)
-                else:
-                    merged.append((a, b))
-            spans[y] = merged
-    return spans
+        for x1, x2 in row:
+            mask[y, x1 : x2 + 1] = True
+    return mask
 
 
 def _cdiv(a: int, b: int) -> int:

@@ -11,35 +11,37 @@ FILE.wav must be 16 kHz, mono, 16-bit PCM (convert with e.g.
 
 from __future__ import annotations
 
-import array
 import json
 import sys
 
+import numpy as np
+import numpy.typing as npt
 from segments import CHUNK, speech_segments
 from wav import RATE, read_wav
 from wit_world import exports
 
-from wasinn import Model, Tensor, print_line, run_command
+from wasinn import Model, print_line, run_command
 
 MODEL = "/models/silero/silero_vad_openvino_16k.onnx"
 CONTEXT = 64  # samples of the previous chunk the model sees before each new one
 
 
-def chunk_probs(model: Model, samples: array.array[float]) -> list[float]:
+def windows(samples: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """The model's inputs, one row per CHUNK samples (zero-padded at the end): the
+    chunk after the last CONTEXT samples of the chunk before it (zeros for the first)."""
+    chunks = np.pad(samples, (0, -len(samples) % CHUNK)).reshape(-1, CHUNK)
+    context = np.zeros_like(chunks[:, :CONTEXT])
+    context[1:] = chunks[:-1, -CONTEXT:]
+    return np.concatenate([context, chunks], axis=1)
+
+
+def chunk_probs(model: Model, samples: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     """One speech probability per CHUNK samples; the recurrent state flows through."""
     vad = model.stateful({"stateN": "state"})
-    padded = samples + array.array("f", bytes(4 * (-len(samples) % CHUNK)))
-    audio = padded.tobytes()
-    step = 4 * CHUNK
-    context = bytes(4 * CONTEXT)
-    probs = []
-    for start in range(0, len(audio), step):
-        window = context + audio[start : start + step]
-        out = vad.run(
-            {"input": Tensor(window, shape=(1, CONTEXT + CHUNK), dtype="f32")}, outputs=["output"]
-        )
-        probs.append(out["output"].item())
-        context = window[-4 * CONTEXT :]
+    rows = windows(samples)
+    probs = np.empty(len(rows), np.float32)
+    for i in range(len(rows)):
+        probs[i] = vad.run_numpy({"input": rows[i : i + 1]}, outputs=["output"])["output"].item()
     return probs
 
 
@@ -56,8 +58,8 @@ def main(args: list[str]) -> int:
         probs = chunk_probs(model, samples)
     if show_probs:
         if as_json:
-            print_line(json.dumps({"chunk": CHUNK, "probs": probs}))
-        for i, p in enumerate(probs if not as_json else []):
+            print_line(json.dumps({"chunk": CHUNK, "probs": probs.tolist()}))
+        for i, p in enumerate(probs.tolist() if not as_json else []):
             print(f"{i * CHUNK / RATE:7.3f}s  {p:.4f}")
         return 0
     segments = speech_segments(probs, len(samples))

@@ -10,11 +10,16 @@ shorter than ``min_silence_ms`` bridged, segments shorter than
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
 CHUNK = 512  # samples per model call at 16 kHz
 
 
 def speech_segments(
-    probs: list[float],
+    probs: Sequence[float] | npt.NDArray[np.float32],
     n_samples: int,
     sampling_rate: int = 16000,
     threshold: float = 0.5,
@@ -28,10 +33,10 @@ def speech_segments(
     pad = sampling_rate * speech_pad_ms / 1000
     low = max(threshold - 0.15, 0.01)
 
-    found: list[list[int]] = []
+    found: list[tuple[int, int]] = []
     start: int | None = None
     silence_from = 0  # where the current run of low probabilities began (0: none)
-    for i, p in enumerate(probs):
+    for i, p in enumerate(np.asarray(probs, np.float64).tolist()):
         here = CHUNK * i
         if p >= threshold:
             silence_from = 0
@@ -45,23 +50,20 @@ def speech_segments(
         if here - silence_from < min_silence:
             continue
         if silence_from - start > min_speech:
-            found.append([start, silence_from])
+            found.append((start, silence_from))
         start, silence_from = None, 0
     if start is not None and n_samples - start > min_speech:
-        found.append([start, n_samples])
+        found.append((start, n_samples))
+    if not found:
+        return []
 
-    for i, seg in enumerate(found):
-        if i == 0:
-            seg[0] = int(max(0, seg[0] - pad))
-        if i + 1 < len(found):
-            following = found[i + 1]
-            gap = following[0] - seg[1]
-            if gap < 2 * pad:
-                seg[1] += int(gap // 2)
-                following[0] = int(max(0, following[0] - gap // 2))
-            else:
-                seg[1] = int(min(n_samples, seg[1] + pad))
-                following[0] = int(max(0, following[0] - pad))
-        else:
-            seg[1] = int(min(n_samples, seg[1] + pad))
-    return [(s, e) for s, e in found]
+    # Padding: each gap between segments is shared out (half to each side when
+    # shorter than 2 * pad), the outer ends are padded within the recording.
+    starts, ends = np.array(found, np.int64).T
+    gaps = starts[1:] - ends[:-1]
+    close = gaps < 2 * pad
+    ends[:-1] = np.where(close, ends[:-1] + gaps // 2, np.minimum(ends[:-1] + pad, n_samples))
+    starts[1:] = np.maximum(starts[1:] - np.where(close, gaps // 2, pad), 0)
+    starts[0] = max(starts[0] - pad, 0)
+    ends[-1] = min(ends[-1] + pad, n_samples)
+    return list(zip(starts.tolist(), ends.tolist(), strict=True))

@@ -18,10 +18,7 @@
  * result is the same point lists in the same order (tests/test_ocr_boxes.py
  * checks it against cv2 on thousands of random masks and on real maps).
  *
- * span_sum is box_score's inner loop: the sum of a float32 map over spans of
- * pixels, each span added as Python's sum() adds floats (Neumaier's
- * compensated sum, CPython 3.12 and later: the guest's), so the scores, and
- * which boxes pass the threshold, are what they were in pure Python.
+ * (box_score's sums over the map are numpy's: prob[rows, cols][mask].mean().)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -345,72 +342,9 @@ done:
     return result;
 }
 
-/* One span's sum as Python's sum() of its floats: the first value, then
-   Neumaier's compensation for the others, added at the end when finite. */
-static double neumaier(const float *v, Py_ssize_t n) {
-    if (n <= 0)
-        return 0.0;
-    double f_result = (double)v[0], c = 0.0;
-    for (Py_ssize_t k = 1; k < n; k++) {
-        double x = (double)v[k];
-        double t = f_result + x;
-        if (fabs(f_result) >= fabs(x))
-            c += (f_result - t) + x;
-        else
-            c += (x - t) + f_result;
-        f_result = t;
-    }
-    if (c != 0.0 && isfinite(c))
-        f_result += c;
-    return f_result;
-}
-
-static PyObject *span_sum(PyObject *self, PyObject *args) {
-    Py_buffer prob;
-    Py_ssize_t w, xmin, ymin;
-    PyObject *spans, *result = NULL;
-    (void)self;
-    if (!PyArg_ParseTuple(args, "y*nnnO:span_sum", &prob, &w, &xmin, &ymin, &spans))
-        return NULL;
-    Py_ssize_t values = prob.len / (Py_ssize_t)sizeof(float), rows = PyList_Size(spans);
-    const float *p = prob.buf;
-    double total = 0.0;
-    Py_ssize_t count = 0;
-    if (rows < 0)
-        goto done;
-    if (prob.len % (Py_ssize_t)sizeof(float) || w < 1 || xmin < 0 || ymin < 0) {
-        PyErr_SetString(PyExc_ValueError, "span_sum needs float32 values, w >= 1 and xmin, ymin >= 0");
-        goto done;
-    }
-    for (Py_ssize_t y = 0; y < rows; y++) {
-        PyObject *row = PyList_GetItem(spans, y);
-        Py_ssize_t n = row ? PyList_Size(row) : -1;
-        if (n < 0)
-            goto done;
-        Py_ssize_t at = (ymin + y) * w + xmin;
-        for (Py_ssize_t k = 0; k < n; k++) {
-            Py_ssize_t x1, x2;
-            PyObject *span = PyList_GetItem(row, k);
-            if (!span || !PyArg_ParseTuple(span, "nn:span_sum", &x1, &x2))
-                goto done;
-            if (x1 < 0 || x2 < x1 - 1 || at + x2 >= values) {
-                PyErr_Format(PyExc_ValueError, "span (%zd, %zd) of row %zd is outside the map", x1,
-                             x2, ymin + y);
-                goto done;
-            }
-            total += neumaier(p + at + x1, x2 - x1 + 1);
-            count += x2 - x1 + 1;
-        }
-    }
-    result = Py_BuildValue("(dn)", total, count);
-done:
-    PyBuffer_Release(&prob);
-    return result;
-}
-
 /* ------------------------------------------------------------ minAreaRect */
 
-/* A value rounded to float32, kept as a double: rotated.f32. Every step below
+/* A value rounded to float32, kept as a double (numpy's float32). Every step below
    mirrors the Python it replaced operation for operation (in double, rounded
    where that rounded), so the bits are the same as before on each target. */
 #define F(x) ((double)(float)(x))
@@ -896,8 +830,6 @@ static PyMethodDef methods[] = {
      "convex_hull(points, clockwise=True) -> cv2.convexHull's vertices as (x, y)"},
     {"min_area_rect", min_area_rect, METH_O,
      "min_area_rect(points) -> cv2.minAreaRect's ((cx, cy), (width, height), angle)"},
-    {"span_sum", span_sum, METH_VARARGS,
-     "span_sum(prob, w, xmin, ymin, spans) -> (total, count) of prob over the spans"},
     {"find_contours", find_contours, METH_VARARGS,
      "find_contours(mask, h, w, limit=None) -> cv2.findContours(mask, RETR_LIST, "
      "CHAIN_APPROX_SIMPLE) as lists of (x, y)"},
