@@ -410,10 +410,11 @@ def _guest_pass(
 def rewrites(case: Case) -> list[str]:
     """Which of wasinn's model rewrites apply to the case (worked out natively)."""
     sys.path.insert(0, str(ROOT / "guest"))
-    from wasinn import _onnx, _rewrite
+    from wasinn._formats import onnx_read as _onnx
+    from wasinn._formats import rewrite as _rewrite
 
     data = (case.directory / "model.onnx").read_bytes()
-    _, plan = _rewrite.onnx_model(data, _onnx.read(data))
+    _, plan = _rewrite.onnx_model(_onnx.read(data))
     kinds = []
     if plan.scalar_inputs:
         kinds.append("rank-0 inputs")

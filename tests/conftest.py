@@ -20,7 +20,7 @@ import pytest
 import toy_models
 from fake_host import FakeHost
 
-from wasinn import _model
+from wasinn._host import host as host_module
 
 if TYPE_CHECKING:
     from ov_host import OVHost
@@ -62,11 +62,11 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def fake_host() -> Iterator[FakeHost]:
     """Point wasinn at the dependency-free fake host for the duration of a test."""
     host = FakeHost()
-    previous = _model._use_host(host)
+    previous = host_module.use_default(host)
     try:
         yield host
     finally:
-        _model._use_host(previous)
+        host_module.use_default(previous)
 
 
 @pytest.fixture
@@ -76,11 +76,11 @@ def ov_host() -> Iterator[OVHost]:
     from ov_host import OVHost
 
     host = OVHost()
-    previous = _model._use_host(host)
+    previous = host_module.use_default(host)
     try:
         yield host
     finally:
-        _model._use_host(previous)
+        host_module.use_default(previous)
 
 
 @dataclass

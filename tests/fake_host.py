@@ -32,7 +32,7 @@ from typing import Any
 from toy_models import Port, ToyModel, all_models
 
 from wasinn import _errors
-from wasinn._hostapi import Handle, HostOutput
+from wasinn._host.api import Handle, HostOutput
 from wasinn._tensor import Tensor
 
 OPAQUE = "Failed while accessing backend"

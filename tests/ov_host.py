@@ -19,7 +19,7 @@ import openvino as ov
 from fake_host import OPAQUE, refuse_like_wasmtime
 
 from wasinn import _errors
-from wasinn._hostapi import Handle, HostOutput
+from wasinn._host.api import Handle, HostOutput
 from wasinn._tensor import Tensor
 
 NP_DTYPES = {

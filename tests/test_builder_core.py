@@ -15,7 +15,7 @@ import onnx
 import pytest
 from builder_check import run_onnxruntime
 
-from wasinn import GraphBuilder, Tensor, ValidationError, _graph_core
+from wasinn import GraphBuilder, Tensor, ValidationError, _builder
 
 
 def checked(data: bytes) -> onnx.ModelProto:
@@ -137,7 +137,7 @@ def test_identical_constants_are_stored_once() -> None:
 
 
 def test_build_loads_once_per_identical_graph(ov_host: Any) -> None:
-    _graph_core._built.clear()
+    _builder._built.clear()
 
     def make() -> Any:
         b = GraphBuilder()
@@ -158,13 +158,13 @@ def test_build_loads_once_per_identical_graph(ov_host: Any) -> None:
     b = GraphBuilder()
     other = b.build({"y": b.tanh(b.input("x", shape=[None, 3], dtype="f32"))})
     assert other is not third
-    _graph_core._built.clear()
+    _builder._built.clear()
 
 
 def test_cache_is_bounded(ov_host: Any) -> None:
-    _graph_core._built.clear()
-    for i in range(_graph_core._CACHE_SIZE + 5):
+    _builder._built.clear()
+    for i in range(_builder._built.size + 5):
         b = GraphBuilder()
         b.build({"y": b.input("x", shape=[i + 1], dtype="f32") + 1.0})
-    assert len(_graph_core._built) == _graph_core._CACHE_SIZE
-    _graph_core._built.clear()
+    assert len(_builder._built) == _builder._built.size
+    _builder._built.clear()

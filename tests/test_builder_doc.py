@@ -11,15 +11,16 @@ import inspect
 import sys
 from pathlib import Path
 
-from wasinn import GraphBuilder, _ops_elementwise, _ops_nn, _ops_pool, _ops_reduce, _ops_shape
+from wasinn import GraphBuilder
+from wasinn._graph import elementwise, network, pooling, reduce, shape
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "builder.md"
 FAMILIES = [
-    ("Element-wise", _ops_elementwise, _ops_elementwise.ElementwiseOps),
-    ("Shapes and indexing", _ops_shape, _ops_shape.ShapeOps),
-    ("Reductions", _ops_reduce, _ops_reduce.ReduceOps),
-    ("Networks", _ops_nn, _ops_nn.NetworkOps),
-    ("Pooling and resampling", _ops_pool, _ops_pool.PoolingOps),
+    ("Element-wise", elementwise, elementwise.ElementwiseFamily),
+    ("Shapes and indexing", shape, shape.ShapeFamily),
+    ("Reductions", reduce, reduce.ReductionFamily),
+    ("Networks", network, network.NetworkFamily),
+    ("Pooling and resampling", pooling, pooling.PoolingFamily),
 ]
 CORE = ("input", "constant", "build", "to_onnx")
 # WebNN's spelling where it is not plain camelCase of wasinn's name.

@@ -19,7 +19,7 @@ from fuzzing import BYTE_OPS, FUZZ, ROOT, Corpus, Ops, Seeds, mutate, ran, read_
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from wasinn import _ir
+from wasinn._formats import ir as _ir
 
 pytestmark = pytest.mark.fuzz
 

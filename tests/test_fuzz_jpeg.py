@@ -39,8 +39,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wasinn import image
-from wasinn._imagecore import ImageError
-from wasinn._jpeg import decode_jpeg
+from wasinn._image.core import ImageError
+from wasinn._image.jpeg import decode_jpeg
 
 pytestmark = pytest.mark.fuzz
 

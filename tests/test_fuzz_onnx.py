@@ -32,7 +32,8 @@ from hypothesis import strategies as st
 from test_onnx_meta import onnx_meta  # the ONNX oracle the shipped models are checked with
 from toy_models import varint as toy_varint
 
-from wasinn import ModelFormatError, TensorSpec, _onnx
+from wasinn import ModelFormatError, TensorSpec
+from wasinn._formats import onnx_read as _onnx
 
 pytestmark = pytest.mark.fuzz
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from fake_host import FakeHost
 
-from wasinn import _hostapi, _model
+from wasinn._host import api as _hostapi
+from wasinn._host import host as host_module
 
 ROOT = Path(__file__).resolve().parent.parent
 WASINN = ROOT / "guest" / "wasinn"
@@ -55,31 +56,33 @@ def signatures(path: Path, cls: str | None) -> dict[str, Signature]:
 
 
 def protocol() -> dict[str, Signature]:
-    return signatures(WASINN / "_hostapi.py", "HostLayer")
+    return signatures(WASINN / "_host" / "api.py", "HostLayer")
 
 
 def test_the_protocol_is_what_model_uses() -> None:
     assert set(protocol()) == {"load", "load_by_name", "init_context", "compute", "release"}
-    # Everything _model calls on a host is in the Protocol.
-    tree = ast.parse((WASINN / "_model.py").read_text())
-    called = {
-        node.attr
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Attribute)
-        and isinstance(node.value, (ast.Name, ast.Attribute))
-        and (node.value.id if isinstance(node.value, ast.Name) else node.value.attr) == "host"
-    }
+    # Everything the model and the Host object call on a host's calls is in the Protocol.
+    called = set()
+    for path in (WASINN / "_model" / "model.py", WASINN / "_host" / "host.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, (ast.Name, ast.Attribute))
+                and (node.value.id if isinstance(node.value, ast.Name) else node.value.attr)
+                == "calls"
+            ):
+                called.add(node.attr)
     assert called and called <= set(protocol()), called - set(protocol())
 
 
 @pytest.mark.parametrize(
     ("path", "cls"),
     [
-        (WASINN / "_host.py", None),
+        (WASINN / "_host" / "wasi.py", None),
         (TESTS / "fake_host.py", "FakeHost"),
         (TESTS / "ov_host.py", "OVHost"),
     ],
-    ids=["wasinn._host", "FakeHost", "OVHost"],
+    ids=["wasinn._host.wasi", "FakeHost", "OVHost"],
 )
 def test_every_host_layer_matches_the_protocol(path: Path, cls: str | None) -> None:
     want = protocol()
@@ -104,7 +107,7 @@ def test_the_signature_check_can_fail(tmp_path: Path) -> None:
 
 def test_the_fake_satisfies_the_protocol_at_run_time() -> None:
     host: _hostapi.HostLayer = FakeHost()
-    previous = _model._use_host(host)
-    assert _model._use_host(previous) is host, "wasinn took the fake as its host"
+    previous = host_module.use_default(host)
+    assert host_module.use_default(previous) is host, "wasinn took the fake as its host"
     for name in protocol():
         assert callable(getattr(host, name))

@@ -11,7 +11,9 @@ import models
 import openvino as ov
 import pytest
 
-from wasinn import ModelFormatError, _ir, _source
+from wasinn import ModelFormatError
+from wasinn._formats import ir as _ir
+from wasinn._formats import source as _source
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -17,8 +17,8 @@ import struct
 import pytest
 
 from wasinn import Tensor, image
-from wasinn._imagecore import ImageError
-from wasinn._jpeg import decode_jpeg
+from wasinn._image.core import ImageError
+from wasinn._image.jpeg import decode_jpeg
 
 np = pytest.importorskip("numpy")
 Image = pytest.importorskip("PIL.Image")

@@ -19,7 +19,8 @@ from test_model import X_PLUS_Y, X_TIMES_M, X, Y
 from toy_models import all_models
 
 import wasinn
-from wasinn import Model, ModelFormatError, Tensor, ValidationError, _model
+from wasinn import Model, ModelFormatError, Tensor, ValidationError
+from wasinn._host import host as host_module
 
 
 @contextlib.contextmanager
@@ -27,11 +28,11 @@ def registry(**models: str) -> Iterator[FakeHost]:
     """A fake host that preloaded toy models: registered name -> toy model name."""
     toys = all_models()
     host = FakeHost(registry={name: toys[toy] for name, toy in models.items()})
-    previous = _model._use_host(host)
+    previous = host_module.use_default(host)
     try:
         yield host
     finally:
-        _model._use_host(previous)
+        host_module.use_default(previous)
 
 
 def test_an_ir_copy_gives_real_names_shapes_and_metadata(toy_dir: Path) -> None:

@@ -19,7 +19,8 @@ from fake_host import FakeHost
 from toy_models import MATRIX, all_models
 
 import wasinn
-from wasinn import ClosedError, Model, Tensor, ValidationError, _model
+from wasinn import ClosedError, Model, Tensor, ValidationError
+from wasinn._host import host as host_module
 
 X_ROWS = [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
 X = Tensor(X_ROWS)
@@ -38,11 +39,11 @@ def loads(host: FakeHost, since: int = 0) -> list[tuple[str, str, int]]:
 @contextlib.contextmanager
 def using(host: FakeHost | None) -> Iterator[None]:
     """Point wasinn at ``host`` inside the block."""
-    previous = _model._use_host(host)
+    previous = host_module.use_default(host)
     try:
         yield
     finally:
-        _model._use_host(previous)
+        host_module.use_default(previous)
 
 
 # ---------------------------------------------------------------- running

@@ -22,7 +22,8 @@ from ov_host import OVHost  # noqa: E402
 from toy_models import ToyModel, all_models  # noqa: E402
 
 import wasinn  # noqa: E402
-from wasinn import Model, Tensor, _errors, _model  # noqa: E402
+from wasinn import Model, Tensor, _errors  # noqa: E402
+from wasinn._host import host as host_module  # noqa: E402
 
 # Inputs for each toy model: small quarters, so f32 arithmetic is exact in any order.
 TOY_INPUTS = {
@@ -172,4 +173,4 @@ def test_no_handle_outlives_its_model(ov_host: OVHost, model_dir: Path) -> None:
     model.session().run({"x": X, "y": Y})
     model.close()
     assert not ov_host.live and ov_host.released[-1] == "graph"
-    assert _model._use_host(ov_host) is ov_host  # the fixture's host is the one in use
+    assert host_module.use_default(ov_host) is ov_host  # the fixture's host is the one in use

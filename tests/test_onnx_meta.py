@@ -30,7 +30,9 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from wasinn import ModelFormatError, _onnx, _source
+from wasinn import ModelFormatError
+from wasinn._formats import onnx_read as _onnx
+from wasinn._formats import source as _source
 
 ROOT = Path(__file__).resolve().parent.parent
 ONNX_DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"

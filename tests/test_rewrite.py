@@ -19,7 +19,10 @@ import pytest
 from onnx import TensorProto, helper
 
 import wasinn
-from wasinn import Model, Tensor, ValidationError, _errors, _onnx, _rewrite
+from wasinn import Model, Tensor, ValidationError, _errors
+from wasinn._formats import onnx_read as _onnx
+from wasinn._formats import rewrite as _rewrite
+from wasinn._model.prepare import prepare
 from wasinn._spec import TensorSpec, feeds
 
 F32 = TensorProto.FLOAT
@@ -68,7 +71,7 @@ def _evaluate(data: bytes, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
 
 def _through_plan(data: bytes, feed: dict[str, np.ndarray]) -> tuple[list[np.ndarray], Any]:
     """Rewrite, feed as the plan says, evaluate, and undo the output axes."""
-    new, plan = _rewrite.onnx_model(data, _onnx.read(data))
+    new, plan = _rewrite.onnx_model(_onnx.read(data))
     if all(o.type.tensor_type.HasField("shape") for o in onnx.load_from_string(data).graph.output):
         # (the checker refuses graph outputs without a shape, which ONNX allows)
         onnx.checker.check_model(onnx.load_from_string(new), full_check=True)
@@ -105,7 +108,7 @@ def test_onnx_scalars_and_empty_inputs_compute_as_before(opset: int) -> None:
     assert plan.scalar_inputs == {"s"} and plan.folded == {"e"} and plan.unsqueezed == {1, 2}
     assert plan.host_names["s"] != "s"
     # The model as the host gets it: no rank-0 or zero-size boundary left.
-    new_info = _onnx.read(_rewrite.onnx_model(data, _onnx.read(data))[0])
+    new_info = _onnx.read(_rewrite.onnx_model(_onnx.read(data))[0])
     assert [(s.name == plan.host_names["s"], s.shape) for s in new_info.inputs] == [
         (False, (3,)),
         (True, (1,)),
@@ -130,7 +133,7 @@ def test_models_without_anything_to_do_are_left_alone() -> None:
         [helper.make_tensor_value_info("x", F32, [2])],
         [helper.make_tensor_value_info("y", F32, [2])],
     )
-    new, plan = _rewrite.onnx_model(data, _onnx.read(data))
+    new, plan = _rewrite.onnx_model(_onnx.read(data))
     assert new is data and plan is _rewrite.NOTHING
     parts, plan = _rewrite.for_host([data], "onnx", *_specs(data), "m.onnx")
     assert parts[0] is data and plan is _rewrite.NOTHING
@@ -171,7 +174,7 @@ def test_names_added_never_collide_with_the_models() -> None:
 def test_model_format_errors_stay_model_format_errors() -> None:
     data = _scalar_model(18)
     with pytest.raises(wasinn.ModelFormatError):
-        _rewrite.onnx_model(data[:-7], _onnx.read(data))
+        prepare(data[:-7])  # read once, before any rewrite, and refused there
 
 
 # ---------------------------------------------------------------- feeds

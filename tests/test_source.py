@@ -15,7 +15,7 @@ import pytest
 from toy_models import all_models
 
 from wasinn import ModelFormatError, TensorSpec, ValidationError
-from wasinn._source import ENCODINGS, Resolved, resolve
+from wasinn._formats.source import ENCODINGS, Resolved, resolve
 
 TOYS = all_models()
 TWO_XML, TWO_BIN = TOYS["two"].builders

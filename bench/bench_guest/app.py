@@ -31,8 +31,11 @@ from cases import DIGITS, MINILM, VAD, Inputs, case_inputs, floats
 from componentize_py_types import Err
 from wit_world import exports
 
-from wasinn import Model, Tensor, _host, _ir, _onnx, _spec, print_line
+from wasinn import Model, Tensor, _spec, print_line
 from wasinn._bindings.imports import graph, tensor
+from wasinn._formats import ir as _ir
+from wasinn._formats import onnx_read as _onnx
+from wasinn._host import wasi as _host
 
 WIT_TYPES = {"f32": tensor.TensorType.FP32, "i64": tensor.TensorType.I64}
 # Where the raw host puts each fed-back output (silero: output, stateN).

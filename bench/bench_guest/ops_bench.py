@@ -31,6 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 from wasinn import GraphBuilder, Model, Tensor, ops
+from wasinn._graph import ranking
 
 MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
@@ -328,7 +329,7 @@ def overhead(n: int) -> dict[str, Any]:
 
     def topk_graph() -> bytes:
         b = GraphBuilder()
-        values, indices = ops._stable_topk(b, b.input("x", [None] * 3, "f32"), TOP)
+        values, indices = ranking.stable_top_k(b, b.input("x", [None] * 3, "f32"), TOP)
         return b.to_onnx({"values": values, "indices": b.cast(indices, "i32")})
 
     parts: dict[str, list[float]] = {"build graph + to_onnx": [], "Model.load": []}

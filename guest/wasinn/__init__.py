@@ -35,6 +35,8 @@ from ._errors import (
     BackendRuntimeError,
     ClosedError,
     FusionError,
+    ImageError,
+    ImageTooLargeError,
     InvalidArgumentError,
     InvalidEncodingError,
     ModelFormatError,
@@ -48,15 +50,15 @@ from ._errors import (
     WasiNNError,
 )
 from ._instance import start_instance
-from ._model import Model, Session, StatefulSession
-from ._spec import TensorSpec
+from ._model.model import Model, Session, StatefulSession
+from ._spec import Feeds, TensorLike, TensorSpec
 from ._tensor import Tensor
-from .image import ImageError, ImageTooLargeError
 
 __version__ = "0.1.0"
 
 __all__ = [
     "DTYPES",
+    "Feeds",
     "FusionError",
     "GraphBuilder",
     "ImageError",
@@ -74,6 +76,7 @@ __all__ = [
     "Session",
     "StatefulSession",
     "Tensor",
+    "TensorLike",
     "TensorSpec",
     "TooLargeError",
     "UnknownError",

@@ -14,7 +14,9 @@ The tree::
     ├── UnknownError                 host code unknown
     ├── ValidationError (ValueError) caught in the guest before any host call
     │   ├── ModelFormatError         the model bytes cannot be a model
-    │   └── FusionError              pre/post-processing cannot be spliced into the model
+    │   ├── FusionError              pre/post-processing cannot be spliced into the model
+    │   └── ImageError               the bytes are not an image wasinn can decode
+    │       └── ImageTooLargeError   the image declares more pixels than allowed
     └── ClosedError (ValueError)     use of a model or session after close()
 
 Each host error class has ``.code``, the wasi-nn error-code name (e.g.
@@ -42,6 +44,8 @@ __all__ = [
     "ValidationError",
     "ModelFormatError",
     "FusionError",
+    "ImageError",
+    "ImageTooLargeError",
     "ClosedError",
     "from_host",
     "at_host_limit",
@@ -150,6 +154,41 @@ class FusionError(ValidationError):
     """``Model.load(..., preprocess=..., postprocess=...)`` cannot splice the
     processing into this model (not ONNX, or an opset where the operators it
     uses mean something else); the message says why and what to do instead."""
+
+
+class ImageError(ValidationError):
+    """The bytes are not an image wasinn can decode; the message names the
+    file and says why (corrupt, truncated, too large, or unsupported).
+
+    Example::
+
+        try:
+            pixels = wasinn.image.decode(data)
+        except wasinn.image.ImageError as e:
+            print(e)   # "photo.png is truncated: it ends before its IEND chunk"
+    """
+
+
+class ImageTooLargeError(ImageError):
+    """The header declares more pixels than ``max_pixels`` allows; raised
+    before any pixel memory is allocated. ``width``, ``height`` and
+    ``max_pixels`` say by how much (an HTTP server answers 413 with them).
+
+    Example::
+
+        try:
+            pixels = wasinn.image.decode(data, max_pixels=4096 * 4096)
+        except wasinn.image.ImageTooLargeError as e:
+            print(e.width, e.height, e.max_pixels)   # 8192 8192 16777216
+    """
+
+    def __init__(self, message: str, *, width: int, height: int, max_pixels: int) -> None:
+        super().__init__(message)
+        #: What the header declares.
+        self.width = width
+        self.height = height
+        #: The limit it is over.
+        self.max_pixels = max_pixels
 
 
 class ClosedError(WasiNNError, ValueError):

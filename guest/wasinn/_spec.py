@@ -6,11 +6,24 @@ import array
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, Union, cast
 
 from . import _dtypes, _numpy
 from ._errors import ValidationError
 from ._tensor import Tensor
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+#: One input's value for ``run``: a ``Tensor``; raw ``bytes`` (taken as the
+#: input's dtype and static shape); an ``array.array``; nested lists of
+#: numbers; a number; or a numpy array (anything with ``__array_interface__``).
+TensorLike = Union[  # noqa: UP007 (a runtime alias: "array.array[Any]" is a string here)
+    Tensor, bytes, bytearray, memoryview, "array.array[Any]", Sequence[Any], float, "NDArray[Any]"
+]
+#: What ``run`` takes: input name -> tensor-like, one tensor-like per input in
+#: model order, or a single tensor-like for a model with one input.
+Feeds = Union[Mapping[str, TensorLike], Sequence[TensorLike], TensorLike]  # noqa: UP007
 
 Dim = int | None
 
@@ -80,7 +93,7 @@ def _is_whole_tensor(value: Any) -> bool:
 
 
 def feeds(
-    inputs: Any,
+    inputs: Feeds,
     specs: Sequence[TensorSpec] | None,
     *,
     scalars: frozenset[str] = frozenset(),
@@ -143,10 +156,9 @@ def feeds(
 
     # A list is one value per input, except for a single-input model, where a
     # list of numbers is the tensor itself.
-    positional = isinstance(inputs, (list, tuple)) and (
+    if isinstance(inputs, (list, tuple)) and (
         len(specs) != 1 or (len(inputs) == 1 and _is_whole_tensor(inputs[0]))
-    )
-    if positional:
+    ):
         if len(inputs) != len(specs):
             raise ValidationError(
                 f"{len(inputs)} inputs given by position, but the model has {len(specs)}: "

@@ -55,13 +55,14 @@ holds for the guest's linear memory (which never shrinks).
 from __future__ import annotations
 
 from . import _numpy, _pixels
-from ._imagecore import MAX_PIXELS, ImageError, ImageInfo, ImageTooLargeError
-from ._jpeg import decode_jpeg, encode_jpeg, probe_jpeg
-from ._png import SIGNATURE as _PNG_SIGNATURE
-from ._png import decode_png, encode_png, probe_png
-from ._ppm import decode_ppm, is_pnm, probe_ppm
+from ._errors import ImageError, ImageTooLargeError
+from ._image.core import MAX_PIXELS, ImageInfo
+from ._image.jpeg import decode_jpeg, encode_jpeg, probe_jpeg
+from ._image.png import SIGNATURE as _PNG_SIGNATURE
+from ._image.png import decode_png, encode_png, probe_png
+from ._image.ppm import decode_ppm, is_pnm, probe_ppm
+from ._image.webp import decode_webp, encode_webp, is_webp, probe_webp
 from ._tensor import Tensor
-from ._webp import decode_webp, encode_webp, is_webp, probe_webp
 
 __all__ = [
     "MAX_PIXELS",

@@ -14,7 +14,7 @@ exact shape keeps coming back (video frames, a fixed model input), its
 ``_STATIC_AFTER``-th call compiles a model for that shape alone, which
 OpenVINO runs 10-40 % faster; softmax, argmax and topk stay on the dynamic
 model, which ran as fast or faster (topk twice as fast). At most
-``_CACHE_SIZE`` models are kept; the least recently used is closed. Figures:
+``_CACHE_SIZE`` models are kept; the least recently used is released. Figures:
 ``bench/results/latest.md``, section "wasinn.ops".
 
 Images are described by ``layout``: ``"hwc"`` (height, width, channels: what
@@ -40,15 +40,15 @@ Example::
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ._builder import GraphBuilder
+from ._builder import GraphBuilder, load_graph
 from ._errors import ValidationError
-from ._graph_core import Operand, Shape
-from ._model import Model
-from ._onnx_write import ONNX_TYPES
+from ._graph import ranking
+from ._graph.core import Operand, Shape
+from ._model.cache import ModelCache
+from ._model.model import Model
 from ._tensor import Tensor
 
 __all__ = ["argmax", "normalize", "resize", "resize_normalize", "softmax", "topk"]
@@ -73,7 +73,7 @@ _MAX_K = 46340
 
 _Make = Callable[[GraphBuilder, Operand], dict[str, Operand]]
 
-_models: OrderedDict[tuple[Any, ...], Model] = OrderedDict()
+_models = ModelCache(_CACHE_SIZE)
 _uses: dict[tuple[Any, ...], int] = {}
 
 
@@ -311,7 +311,7 @@ def topk(
         if where != rank - 1:
             perm = perm[:where] + perm[where + 1 :] + [where]
             moved = b.transpose(v, permutation=perm)
-        values, indices = _stable_topk(b, moved, k)
+        values, indices = ranking.stable_top_k(b, moved, k)
         if out_type != "i64":
             indices = b.cast(indices, out_type)
         if where != rank - 1:
@@ -350,113 +350,6 @@ def _normalized(
     return y
 
 
-def _stable_topk(b: GraphBuilder, x: Operand, k: int) -> tuple[Operand, Operand]:
-    """The top ``k`` along the last axis of ``x``: values, and i64 indices with
-    ties in index order, on any engine.
-
-    ONNX TopK leaves the order of equal values to the engine, and OpenVINO
-    indeed returns them in no fixed order (onnxruntime keeps index order).
-    Only TopK's *values* are trusted: the k-th largest value ``t`` decides
-    which elements are in (all above ``t``, and the first ones equal to it),
-    a second TopK over keys unique by construction (a reversed running count
-    of the chosen elements) gives their indices in increasing order, a third
-    sorts their values, and a fourth puts equal values back in index order
-    (keys: run of equal values * k + place in index order, unique too).
-    Memory stays linear in the axis and in ``k`` (no k x k comparisons).
-    """
-    lead = x.shape[:-1]
-    wide = x
-    if x.dtype in ("u8", "f16", "bf16"):
-        # Types onnxruntime's TopK lacks; the widened values are exact.
-        wide = b.cast(x, "i32" if x.dtype == "u8" else "f32")
-    if k == 1:
-        # ArgMax keeps the first of equal values on both engines.
-        first = b._emit(
-            "ArgMax", [wide], {"axis": -1, "keepdims": 1, "select_last_index": 0},
-            shape=(*lead, 1), dtype="i64",
-        )  # fmt: skip
-        return _take(b, x, first), first
-    kk = b._ints([k])
-    top, _ = b._emit_many(
-        "TopK", [wide, kk], {"axis": -1, "largest": 1, "sorted": 1},
-        [((*lead, k), wide.dtype), ((*lead, k), "i64")],
-    )  # fmt: skip
-    kth = b._emit("Slice", [top, b._ints([k - 1]), b._ints([k]), b._ints([-1])],
-                  shape=(*lead, 1), dtype=wide.dtype)  # fmt: skip
-    above = _bool(b, "Greater", wide, kth, x.shape)
-    equal = _bool(b, "Equal", wide, kth, x.shape)
-    n_above = _count(b, above)
-    room = b._emit("Sub", [b._scalar(k, "f32", "topk"), n_above], shape=(*lead, 1), dtype="f32")
-    room = b._emit("Cast", [room], {"to": ONNX_TYPES["i32"]}, shape=room.shape, dtype="i32")
-    last_axis = b._scalar(-1, "i64", "topk")
-    seen = b._emit("CumSum", [_i32(b, equal), last_axis], shape=x.shape, dtype="i32")
-    early = _bool(b, "LessOrEqual", seen, room, x.shape)
-    chosen = _bool(b, "Or", above, _bool(b, "And", equal, early, x.shape), x.shape)
-    chosen_i32 = _i32(b, chosen)
-    countdown = b._emit(
-        "CumSum", [chosen_i32, last_axis], {"reverse": 1}, shape=x.shape, dtype="i32"
-    )
-    keys = b._emit("Mul", [chosen_i32, countdown], shape=x.shape, dtype="i32")
-    _, ascending = b._emit_many(
-        "TopK", [keys, kk], {"axis": -1, "largest": 1, "sorted": 1},
-        [((*lead, k), "i32"), ((*lead, k), "i64")],
-    )  # fmt: skip
-    picked = _take(b, wide, ascending)
-    # Sort those largest first; TopK may shuffle equal values, so number the
-    # runs of equal values along the sorted ones (0, 0, 1, 2, 2, ...) and sort
-    # again by run, then by place in index order: keys unique by construction.
-    by_value, place = b._emit_many(
-        "TopK", [picked, kk], {"axis": -1, "largest": 1, "sorted": 1},
-        [((*lead, k), wide.dtype), ((*lead, k), "i64")],
-    )  # fmt: skip
-    pairs = (*lead, k - 1)
-    later = b._emit("Slice", [by_value, b._ints([1]), b._ints([k]), b._ints([-1])],
-                    shape=pairs, dtype=wide.dtype)  # fmt: skip
-    earlier = b._emit("Slice", [by_value, b._ints([0]), b._ints([k - 1]), b._ints([-1])],
-                      shape=pairs, dtype=wide.dtype)  # fmt: skip
-    same = _bool(b, "Equal", later, earlier, pairs)
-    steps = _i32(b, b._emit("Not", [same], shape=pairs, dtype="bool"))
-    pads = b._ints([0] * len(lead) + [1] + [0] * (len(lead) + 1))  # one 0 in front of the last axis
-    steps = b._emit("Pad", [steps, pads], shape=(*lead, k), dtype="i32")
-    run = b._emit("CumSum", [steps, last_axis], shape=(*lead, k), dtype="i32")
-    place32 = b._emit("Cast", [place], {"to": ONNX_TYPES["i32"]}, shape=place.shape, dtype="i32")
-    spread = b._emit("Mul", [run, b._scalar(k, "i32", "topk")], shape=run.shape, dtype="i32")
-    order_keys = b._emit("Add", [spread, place32], shape=run.shape, dtype="i32")
-    _, order = b._emit_many(
-        "TopK", [order_keys, kk], {"axis": -1, "largest": 0, "sorted": 1},
-        [((*lead, k), "i32"), ((*lead, k), "i64")],
-    )  # fmt: skip
-    indices = _take(b, ascending, _take(b, place, order))
-    return _take(b, x, indices), indices
-
-
-def _count(b: GraphBuilder, flags: Operand) -> Operand:
-    """How many of ``flags`` (bool) are true along the last axis, as f32.
-
-    Counted in f32 (exact up to 2**24): OpenVINO 2026.4's CPU plugin gets
-    integer ReduceSum and ReduceMax over the last axis wrong when an
-    element-wise operation follows (half the rows of a [10, 5, 7] input came
-    out 0; onnxruntime was right), and the counts feed a Sub or a Cast.
-    """
-    ones = b._emit("Cast", [flags], {"to": ONNX_TYPES["f32"]}, shape=flags.shape, dtype="f32")
-    shape = (*flags.shape[:-1], 1)
-    return b._emit("ReduceSum", [ones, b._ints([-1])], {"keepdims": 1}, shape=shape, dtype="f32")
-
-
-def _take(b: GraphBuilder, x: Operand, indices: Operand) -> Operand:
-    """``x`` at ``indices`` along the last axis (indices valid by construction)."""
-    shape = (*x.shape[:-1], indices.shape[-1])
-    return b._emit("GatherElements", [x, indices], {"axis": -1}, shape=shape, dtype=x.dtype)
-
-
-def _bool(b: GraphBuilder, onnx_op: str, p: Operand, q: Operand, shape: Shape) -> Operand:
-    return b._emit(onnx_op, [p, q], shape=shape, dtype="bool")
-
-
-def _i32(b: GraphBuilder, flags: Operand) -> Operand:
-    return b._emit("Cast", [flags], {"to": ONNX_TYPES["i32"]}, shape=flags.shape, dtype="i32")
-
-
 # ---------------------------------------------------------------- compiling and caching
 
 
@@ -472,11 +365,9 @@ def _compute(key: tuple[Any, ...], x: Tensor, make: _Make) -> dict[str, Tensor]:
     specialized = key[0] in _SPECIALIZED
     found = exact if specialized else signature
     model = _models.get(found)
-    if model is not None:
-        _models.move_to_end(found)
-    elif not specialized:
+    if model is None and not specialized:
         model = _load(signature, (None,) * x.ndim, x.dtype, make)
-    else:
+    elif model is None:
         uses = _uses.get(exact, 0) + 1
         if uses >= _STATIC_AFTER:
             _uses.pop(exact, None)
@@ -488,20 +379,12 @@ def _compute(key: tuple[Any, ...], x: Tensor, make: _Make) -> dict[str, Tensor]:
             model = _models.get(signature)
             if model is None:
                 model = _load(signature, (None,) * x.ndim, x.dtype, make)
-            else:
-                _models.move_to_end(signature)
     return model.run({"x": x})
 
 
 def _load(key: tuple[Any, ...], shape: Shape, dtype: str, make: _Make) -> Model:
     b = GraphBuilder()
-    outputs = make(b, b.input("x", shape=shape, dtype=dtype))
-    model = Model.load(b.to_onnx(outputs), encoding="onnx")
-    _models[key] = model
-    while len(_models) > _CACHE_SIZE:
-        _, old = _models.popitem(last=False)
-        old.close()
-    return model
+    return _models.put(key, load_graph(b, make(b, b.input("x", shape=shape, dtype=dtype))))
 
 
 # ---------------------------------------------------------------- argument checks

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import os
 
-from . import _ir, _onnx, _source
-from ._errors import ValidationError
+from .._errors import ValidationError
+from . import ir as _ir
+from . import onnx_read as _onnx
+from . import source as _source
 
 
 def describe(source: _source.Source) -> _source.Resolved:
@@ -23,7 +25,7 @@ def describe(source: _source.Source) -> _source.Resolved:
     result has no parts: nothing here is meant for the host."""
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
-        data = _source._read(path, "model description")
+        data = _source.read_file(path, "model description")
         label = os.path.basename(path)
     elif isinstance(source, (bytes, bytearray, memoryview)):
         data, label = bytes(source), "the model description"
@@ -38,6 +40,6 @@ def describe(source: _source.Source) -> _source.Resolved:
             f"cannot read a model description from {type(source).__name__}; pass the path of "
             "the model's IR .xml or .onnx, or its bytes"
         )
-    encoding = _source._sniff(data, label)
+    encoding = _source.sniff(data, label)
     info = _ir.read(data, label) if encoding == "openvino" else _onnx.read(data, label)
     return _source.Resolved([], encoding, label, info.inputs, info.outputs, info.metadata)

@@ -38,10 +38,11 @@ the map). OpenVINO's own reader files these entries under
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import NoReturn
+from dataclasses import dataclass
+from typing import NamedTuple, NoReturn
 
-from ._errors import ModelFormatError
-from ._spec import Dim, TensorSpec
+from .._errors import ModelFormatError
+from .._spec import Dim, TensorSpec
 
 # TensorProto.DataType numbers to wasinn dtype names (wasi-nn's own where it has one).
 _DTYPES = {
@@ -69,6 +70,7 @@ _TYPE = {1: _LEN, 4: _LEN, 5: _LEN, 7: _LEN, 8: _LEN, 9: _LEN}
 _TENSOR_TYPE = {1: _VARINT, 2: _LEN}
 _SHAPE = {1: _LEN}
 _DIM = {1: _VARINT, 2: _LEN}
+_NODE = {1: _LEN, 2: _LEN, 4: _LEN, 7: _LEN}  # input, output, op_type, domain
 
 _U64 = (1 << 64) - 1
 # One message as the byte ranges of all its occurrences (merged in order).
@@ -76,14 +78,42 @@ Spans = list[tuple[int, int]]
 Buffer = bytes | memoryview
 
 
+class Field(NamedTuple):
+    """One protobuf field where it lies in the model's bytes: its ``number``,
+    wire type, ``head`` (where its key starts) and its value's ``start:end``.
+    ``data[head:end]`` is the whole field, to copy as it is."""
+
+    number: int
+    wire: int
+    head: int
+    start: int
+    end: int
+
+
+@dataclass
+class Node:
+    """One NodeProto of the main graph: what it computes from what."""
+
+    op_type: str
+    domain: str
+    inputs: list[str]
+    outputs: list[str]
+
+
 class OnnxInfo:
-    """What the ONNX model says: inputs, outputs, versions and metadata.
+    """One ONNX model, parsed once: what it declares and where its fields lie.
 
     ``opset`` is the version of the default ("" or "ai.onnx") operator set,
     or ``None`` when the model does not import it; ``ir_version`` is ``None``
     when absent. ``unknown_rank`` holds the names of inputs and outputs whose
     tensor type has no shape at all (their ``shape`` is ``None``).
     ``metadata`` holds the model's ``metadata_props`` (empty when it has none).
+
+    For the code that edits a model without decoding it (pre/post-processing
+    fusion, the host rewrites), ``model_fields`` and ``graph_fields`` locate
+    every field of the ModelProto and of its main graph, ``value_name`` names
+    an input or output field, and ``nodes()`` and ``uses_op()`` read the
+    nodes on demand, from the same parse.
 
     >>> info = read(open("rec.onnx", "rb").read())  # doctest: +SKIP
     >>> info.metadata["character"].splitlines()[:3]  # doctest: +SKIP
@@ -102,6 +132,53 @@ class OnnxInfo:
         self.inputs, self.outputs, self.unknown_rank = inputs, outputs, unknown_rank
         self.opset, self.ir_version = opset, ir_version
         self.metadata: dict[str, str] = {} if metadata is None else metadata
+        self.model_fields: list[Field] = []
+        self.graph_fields: list[Field] = []
+        self._names: dict[int, str] = {}
+        self._reader: _Reader | None = None
+
+    @property
+    def data(self) -> bytes:
+        """The model's bytes, as parsed."""
+        return bytes(self._require_reader().buf)
+
+    @property
+    def graph_count(self) -> int:
+        """How many times the ModelProto carries its graph field (protobuf merges them)."""
+        return sum(1 for f in self.model_fields if f.number == 7)
+
+    def value_name(self, field: Field) -> str:
+        """The name of a graph input (11) or output (12) field."""
+        return self._names[field.head]
+
+    def nodes(self) -> list[Node]:
+        """The main graph's nodes, in order."""
+        reader = self._require_reader()
+        return [
+            reader.node(f.start, f.end) for f in self.graph_fields if f.number == 1 and f.wire == 2
+        ]
+
+    def uses_op(self, op_type: str) -> bool:
+        """Whether a node of the main graph has this ``op_type``: one step per
+        node (its attributes and weights are not read)."""
+        reader = self._require_reader()
+        wanted = op_type.encode()
+        for f in self.graph_fields:
+            if f.number != 1 or f.wire != 2:
+                continue
+            # op_type (4) is written before a node's attributes, where a Constant
+            # node keeps its weights: stop there rather than step over them.
+            for key, wire, _, x, y in reader.walk([(f.start, f.end)], "NodeProto"):
+                if key == 4 and wire == 2:
+                    if reader.buf[x:y] == wanted:
+                        return True
+                    break
+        return False
+
+    def _require_reader(self) -> _Reader:
+        if self._reader is None:
+            raise ValueError("this OnnxInfo was not read from model bytes")
+        return self._reader
 
 
 def read(data: bytes, where: str = "the model") -> OnnxInfo:
@@ -211,7 +288,14 @@ class _Reader:
         opset: int | None = None
         graph: Spans = []
         metadata: dict[str, str] = {}
-        for field, a, b in self.fields([(0, len(self.buf))], "ModelProto", _MODEL):
+        model_fields: list[Field] = []
+        for field, wire, head, a, b in self.walk([(0, len(self.buf))], "ModelProto"):
+            model_fields.append(Field(field, wire, head, a, b))
+            expect = _MODEL.get(field)
+            if expect is None or wire in (1, 5):  # no field wasinn reads is fixed-size
+                continue
+            if wire != expect:
+                self.fail(f"ModelProto field {field} has wire type {wire}, not {expect}")
             if field == 1:
                 ir_version = _signed(a, 64)
             elif field == 7:
@@ -230,9 +314,14 @@ class _Reader:
                     opset = version
         if not graph:
             self.fail("it has no graph (ModelProto field 7)")
-        inputs, outputs = self.graph(graph)
+        graph_fields: list[Field] = []
+        names: dict[int, str] = {}
+        inputs, outputs = self.graph(graph, graph_fields, names)
         unknown = frozenset(s.name for s in inputs + outputs if s.shape is None)
-        return OnnxInfo(inputs, outputs, opset, ir_version, unknown, metadata)
+        info = OnnxInfo(inputs, outputs, opset, ir_version, unknown, metadata)
+        info.model_fields, info.graph_fields, info._names = model_fields, graph_fields, names
+        info._reader = self
+        return info
 
     def entry(self, a: int, b: int) -> tuple[str, str]:
         """One StringStringEntryProto of metadata_props, as (key, value)."""
@@ -248,20 +337,47 @@ class _Reader:
         shown = name if len(name) <= 40 else name[:37] + "..."
         return name, self.text(*value, f"the metadata_props value of {shown!r}")
 
-    def graph(self, spans: Spans) -> tuple[list[TensorSpec], list[TensorSpec]]:
+    def graph(
+        self, spans: Spans, every: list[Field], names: dict[int, str]
+    ) -> tuple[list[TensorSpec], list[TensorSpec]]:
+        """The graph's inputs and outputs; ``every`` gets each of its fields and
+        ``names`` the name of each input and output field, by its head."""
         initializers: set[str] = set()
         inputs: list[TensorSpec] = []
         outputs: list[TensorSpec] = []
-        for field, a, b in self.fields(spans, "GraphProto", _GRAPH):
+        for field, wire, head, a, b in self.walk(spans, "GraphProto"):
+            every.append(Field(field, wire, head, a, b))
+            expect = _GRAPH.get(field)
+            if expect is None or wire in (1, 5):
+                continue
+            if wire != expect:
+                self.fail(f"GraphProto field {field} has wire type {wire}, not {expect}")
             if field == 5:
                 initializers.add(self.tensor_name([(a, b)]))
             elif field == 15:
                 values = [(x, y) for _, x, y in self.fields([(a, b)], "SparseTensorProto", _SPARSE)]
                 initializers.add(self.tensor_name(values))
             else:
-                (inputs if field == 11 else outputs).append(self.value_info(a, b))
+                spec = self.value_info(a, b)
+                names[head] = spec.name
+                (inputs if field == 11 else outputs).append(spec)
         # Initializers may be listed as inputs too (to allow overriding); they are weights.
         return [s for s in inputs if s.name not in initializers], outputs
+
+    def node(self, a: int, b: int) -> Node:
+        """The NodeProto at ``a:b``: op_type, domain, inputs and outputs."""
+        node = Node("", "", [], [])
+        for number, x, y in self.fields([(a, b)], "NodeProto", _NODE):
+            text = self.text(x, y, "a node field")
+            if number == 1:
+                node.inputs.append(text)
+            elif number == 2:
+                node.outputs.append(text)
+            elif number == 4:
+                node.op_type = text
+            else:
+                node.domain = text
+        return node
 
     def tensor_name(self, spans: Spans) -> str:
         name = ""

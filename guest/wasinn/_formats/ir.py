@@ -47,8 +47,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from typing import Union
 
-from ._errors import ModelFormatError
-from ._spec import Dim, TensorSpec
+from .._errors import ModelFormatError
+from .._spec import Dim, TensorSpec
 
 # IR element types and port precisions, by the names OpenVINO's Python API
 # gives them (wasi-nn's types among them); other names are kept lowercased.

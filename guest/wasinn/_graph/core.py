@@ -1,13 +1,15 @@
-"""The graph builder's core: operands, inputs, constants, shape rules, lowering and building.
+"""The graph layer's core: operands, inputs, constants, shape rules and lowering.
 
-The operations themselves live in the ``_ops_*`` modules, one family each,
-as mixins of ``BuilderCore``; ``_builder.GraphBuilder`` puts them together.
-An operation checks its operands the way the WebNN specification says
-(raising ``ValidationError`` that names the operation), works out the result's
-shape and dtype, and records ONNX nodes with ``_emit``. Nothing reaches the
-host until ``build``: the graph is then written as ONNX (``_onnx_write``) and
-loaded like any ONNX model, and an identical graph built again in the same
-component reuses the loaded one.
+The operations themselves live in this package's other modules, one family
+each, as mixins of ``BuilderCore``; ``operations.GraphOperations`` puts them
+together. An operation checks its operands the way the WebNN specification
+says (raising ``ValidationError`` that names the operation), works out the
+result's shape and dtype, and records ONNX nodes with ``_emit``.
+
+``lower`` is what the layers above take from here: a ``Lowered`` graph (its
+nodes, inputs, outputs and constants, with their specs), which the public
+``GraphBuilder.build`` loads as a model and fusion splices into one. Nothing
+here knows of models or hosts.
 """
 
 from __future__ import annotations
@@ -15,17 +17,15 @@ from __future__ import annotations
 import array
 import math
 import struct
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
-from . import _dtypes
-from ._errors import ValidationError
-from ._onnx_write import AttrValue, Graph, Initializer, Node, Value, model_bytes
-from ._tensor import Tensor, _flatten
-
-if TYPE_CHECKING:
-    from ._model import Model
+from .. import _dtypes
+from .._errors import ValidationError
+from .._formats.onnx_write import AttrValue, Graph, Initializer, Node, Value, model_bytes
+from .._spec import TensorSpec
+from .._tensor import Tensor, _flatten
 
 Shape = tuple[int | None, ...]
 
@@ -49,9 +49,6 @@ _INT_RANGES = {
     "u32": (0, 2**32 - 1), "i64": (-(2**63), 2**63 - 1), "u64": (0, 2**64 - 1),
 }  # fmt: skip
 _MAX_RANK = 8
-# Built models kept per component instance, most recent last.
-_CACHE_SIZE = 32
-_built: OrderedDict[bytes, Model] = OrderedDict()
 
 
 def dtype_name(value: Any, what: str) -> str:
@@ -69,6 +66,65 @@ def dtype_name(value: Any, what: str) -> str:
 def shape_text(shape: Sequence[int | None]) -> str:
     """``[2, ?, 3]``: a shape as errors show it, ``?`` for a dynamic dimension."""
     return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """A graph as the layers above take it: what ``BuilderCore.lower`` returns.
+
+    ``steps`` are the nodes the requested values need, each with its position
+    among every node the builder recorded (fusion splits them there),
+    ``finals`` the Identity nodes naming the outputs and ``feeds`` those
+    naming values meant for another graph (a model's inputs, when fusing).
+    ``inputs`` and ``initializers`` are those the nodes use; ``outputs``
+    describes the finals, checked as wasi-nn can return them.
+
+    >>> b = GraphBuilder()
+    >>> lowered = b.lower({"y": b.input("x", shape=[2], dtype="f32") * 2.0})
+    >>> [str(s) for s in lowered.input_specs], [str(s) for s in lowered.output_specs]
+    (['x: f32[2]'], ['y: f32[2]'])
+    """
+
+    steps: list[tuple[int, Node]]
+    finals: list[Node]
+    feeds: list[Node]
+    inputs: list[Value]
+    outputs: list[Value]
+    initializers: list[Initializer]
+
+    @property
+    def input_specs(self) -> list[TensorSpec]:
+        """The graph's inputs, as ``Model.inputs`` describes them."""
+        return [TensorSpec(v.name, v.shape, v.dtype) for v in self.inputs]
+
+    @property
+    def output_specs(self) -> list[TensorSpec]:
+        """The graph's outputs, as ``Model.outputs`` describes them."""
+        return [TensorSpec(v.name, v.shape, v.dtype) for v in self.outputs]
+
+    def onnx(self) -> bytes:
+        """The graph as an ONNX model (opset ``OPSET``)."""
+        nodes = [node for _, node in self.steps] + self.feeds + self.finals
+        graph = Graph("wasinn_graph", nodes, self.inputs, self.outputs, self.initializers)
+        return model_bytes(graph, opset=OPSET)
+
+
+def external(builder: BuilderCore, name: str, shape: Shape, dtype: str) -> Operand:
+    """An operand for a value computed outside ``builder`` (a model's output,
+    when fusing post-processing): neither an input nor made by a node here."""
+    return Operand(builder, name, shape, dtype)
+
+
+def check_operand(builder: BuilderCore, value: Any, op: str, role: str = "input") -> Operand:
+    """``value`` as an operand of ``builder``, or a ValidationError naming ``op``."""
+    if not isinstance(value, Operand):
+        raise ValidationError(
+            f"{op}: the {role} must be an Operand of this builder, not {type(value).__name__} "
+            "(make constants with builder.constant(...))"
+        )
+    if value._builder is not builder:
+        raise ValidationError(f"{op}: the {role} belongs to another GraphBuilder")
+    return value
 
 
 class Operand:
@@ -305,14 +361,7 @@ class BuilderCore:
 
     def _own(self, op: str, value: Any, role: str = "input") -> Operand:
         """``value`` as an operand of this builder, or a clear error."""
-        if not isinstance(value, Operand):
-            raise ValidationError(
-                f"{op}: the {role} must be an Operand of this builder, not {type(value).__name__} "
-                "(make constants with builder.constant(...))"
-            )
-        if value._builder is not self:
-            raise ValidationError(f"{op}: the {role} belongs to another GraphBuilder")
-        return value
+        return check_operand(self, value, op, role)
 
     def _check_dtype(
         self, op: str, x: Operand, allowed: Iterable[str], role: str = "input"
@@ -420,7 +469,12 @@ class BuilderCore:
         self._check_dtype(op, x, allowed)
         return self._emit(onnx_op, [x], shape=x.shape, dtype=x.dtype)
 
-    # ------------------------------------------------------------ building
+    # ------------------------------------------------------------ lowering
+
+    @property
+    def node_count(self) -> int:
+        """How many nodes the builder has recorded so far (positions in ``Lowered.steps``)."""
+        return len(self._nodes)
 
     def to_onnx(self, outputs: Mapping[str, Operand]) -> bytes:
         """The graph computing ``outputs`` (name -> operand) as an ONNX model.
@@ -432,16 +486,25 @@ class BuilderCore:
         >>> x = b.input("x", shape=[2], dtype="f32")
         >>> onnx_bytes = b.to_onnx({"y": x * 2.0})
         """
-        return model_bytes(self._lower(outputs), opset=OPSET)
+        return self.lower(outputs).onnx()
 
-    def _lower(self, outputs: Mapping[str, Operand]) -> Graph:
-        """The ONNX graph computing ``outputs``: only the nodes, inputs and
-        constants they need."""
-        values, finals = self._finals(outputs)
-        nodes, used = self._needed([n.inputs[0] for n in finals])
-        return Graph(
-            "wasinn_graph",
-            nodes + finals,
+    def lower(
+        self,
+        outputs: Mapping[str, Operand] | None,
+        *,
+        feeds: Mapping[str, Operand] | None = None,
+    ) -> Lowered:
+        """What computes ``outputs`` (name -> operand, checked as graph outputs)
+        and ``feeds`` (name -> operand, for another graph's inputs, as they are):
+        only the nodes, inputs and constants they need. The builder stays usable.
+        """
+        values, finals = self._finals(outputs) if outputs is not None else ([], [])
+        feed_nodes = [Node("Identity", [op._name], [name]) for name, op in (feeds or {}).items()]
+        steps, used = self._needed([n.inputs[0] for n in feed_nodes + finals])
+        return Lowered(
+            steps,
+            finals,
+            feed_nodes,
             [v for name, v in self._inputs.items() if name in used],
             values,
             [t for name, t in self._initializers.items() if name in used],
@@ -477,13 +540,9 @@ class BuilderCore:
             finals.append(Node("Identity", [operand._name], [name]))
         return values, finals
 
-    def _external(self, name: str, shape: Shape, dtype: str) -> Operand:
-        """An operand for a value computed outside the builder (a model's output,
-        when splicing): it is neither an input nor made by any node here."""
-        return Operand(self, name, shape, dtype)
-
-    def _needed(self, wanted: list[str]) -> tuple[list[Node], set[str]]:
-        """The nodes the ``wanted`` values depend on, in order, and every value they use."""
+    def _needed(self, wanted: list[str]) -> tuple[list[tuple[int, Node]], set[str]]:
+        """The nodes the ``wanted`` values depend on, in order with their
+        positions, and every value they use."""
         used: set[str] = set()
         keep: set[int] = set()
         stack = list(wanted)
@@ -496,38 +555,7 @@ class BuilderCore:
             if index is not None and index not in keep:
                 keep.add(index)
                 stack.extend(self._nodes[index].inputs)
-        return [self._nodes[i] for i in sorted(keep)], used
-
-    def build(self, outputs: Mapping[str, Operand]) -> Model:
-        """Compile the graph into a ``Model`` whose outputs carry the given names.
-
-        The model runs like any other (``run``, ``inputs``, ``outputs``,
-        ``close``). Building an identical graph again in the same component
-        returns the model loaded the first time (unless it was closed), so a
-        helper may build its graph on every call and pay only once.
-
-        Example::
-
-            b = GraphBuilder()
-            x = b.input("x", shape=[None, 4], dtype="f32")
-            model = b.build({"probs": b.softmax(x, axis=1)})
-            model.run({"x": Tensor([[1.0, 2.0, 3.0, 4.0]])})["probs"]
-        """
-        # _model imports the builder (for Model.load's pre/post-processing), so
-        # it is imported here, when a graph is built; the package imports it at
-        # top level, which is what componentize-py needs to bundle it.
-        from ._model import Model
-
-        data = self.to_onnx(outputs)
-        cached = _built.get(data)
-        if cached is not None and not cached.closed:
-            _built.move_to_end(data)
-            return cached
-        model = Model.load(data, encoding="onnx")
-        _built[data] = model
-        while len(_built) > _CACHE_SIZE:
-            _built.popitem(last=False)
-        return model
+        return [(i, self._nodes[i]) for i in sorted(keep)], used
 
 
 def element_count(shape: Shape) -> int | None:

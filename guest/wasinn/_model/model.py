@@ -7,58 +7,22 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from . import _describe, _dtypes, _errors, _fuse, _limits, _numpy, _rewrite, _source, _spec
-from ._errors import (
-    BackendRuntimeError,
-    ClosedError,
-    FusionError,
-    InvalidEncodingError,
-    ValidationError,
-    WasiNNError,
-)
-from ._hostapi import Handle, HostLayer
-from ._spec import TensorSpec
-from ._tensor import Tensor
+from .. import _dtypes, _errors, _limits, _numpy, _spec
+from .._errors import BackendRuntimeError, ClosedError, ValidationError
+from .._formats import describe as _describe
+from .._formats import rewrite as _rewrite
+from .._formats import source as _source
+from .._host.api import Handle
+from .._host.host import Host, default_host, targets
+from .._spec import Feeds, TensorLike, TensorSpec
+from .._tensor import Tensor
+from . import fuse as _fuse
+from .prepare import Prepared, prepare
 
 if TYPE_CHECKING:
     from typing import Self
 
     from numpy.typing import NDArray
-
-_active_host: HostLayer | None
-try:
-    from . import _host
-
-    _active_host = _host
-except ImportError:  # plain CPython: no componentize-py runtime, no wasi-nn
-    _active_host = None
-
-TARGETS = ("cpu", "gpu", "tpu")
-# Encodings that end up in OpenVINO on the wasmtime host. OpenVINO has no TPU
-# device and wasmtime aborts the whole process when asked for one.
-_OPENVINO_PATH = frozenset({"openvino", "onnx", "autodetect"})
-_TPU_REASON = (
-    "skipped: OpenVINO has no TPU device, and asking the host for one aborts the host process"
-)
-
-# Whether the host has a native ONNX backend; learnt from the first ONNX load.
-_onnx_native: bool | None = None
-
-
-def _current_host() -> HostLayer:
-    if _active_host is None:
-        raise WasiNNError(
-            "wasi-nn is only reachable inside a WebAssembly component: build the app with "
-            "componentize-py (./build.sh build APP_DIR) and run it under wasmtime with -S nn"
-        )
-    return _active_host
-
-
-def _use_host(host: HostLayer | None) -> HostLayer | None:
-    """Swap the host layer (tests use a fake); returns the previous one."""
-    global _active_host, _onnx_native
-    previous, _active_host, _onnx_native = _active_host, host, None
-    return previous
 
 
 class _Graph:
@@ -78,7 +42,7 @@ class _Graph:
     def __init__(
         self,
         handle: Handle,
-        host: HostLayer,
+        host: Host,
         name: str,
         inputs: list[TensorSpec] | None,
         outputs: list[TensorSpec] | None,
@@ -105,14 +69,14 @@ class _Graph:
             session.close()
         handle, self.handle = self.handle, None
         if handle is not None:
-            self.host.release(handle)
+            self.host.calls.release(handle)
 
     def __del__(self) -> None:
         # Only reached once no session holds the graph: their contexts are gone.
         handle, self.handle = self.handle, None
         if handle is not None:
             try:
-                self.host.release(handle)
+                self.host.calls.release(handle)
             except Exception:
                 pass
 
@@ -172,11 +136,12 @@ class Session(_Resource):
         model._check_open()
         graph = model._graph
         self._graph = graph
-        self._ctx = graph.host.init_context(graph.handle, f"starting a session for {graph.name}")
+        what = f"starting a session for {graph.name}"
+        self._ctx = graph.host.calls.init_context(graph.handle, what)
         self._closed = False
         graph.sessions.add(self)
 
-    def run(self, inputs: Any, *, outputs: Sequence[str] | None = None) -> dict[str, Tensor]:
+    def run(self, inputs: Feeds, *, outputs: Sequence[str] | None = None) -> dict[str, Tensor]:
         """Run the model once; see ``Model.run``."""
         graph = self._graph
         if self._closed:
@@ -193,7 +158,7 @@ class Session(_Resource):
                 _limits.check(len(t._data), f"input {name!r}")
         wanted = _spec.select(outputs, graph.outputs) if outputs is not None else None
         try:
-            raw = graph.host.compute(self._ctx, feeds, graph.what_run)
+            raw = graph.host.calls.compute(self._ctx, feeds, graph.what_run)
         except BackendRuntimeError as exc:
             if (not plan.limits and not plan.notes) or exc.host_message is None:
                 raise
@@ -209,7 +174,7 @@ class Session(_Resource):
         return result if wanted is None else _pick(result, wanted)
 
     def run_numpy(
-        self, inputs: Any, *, outputs: Sequence[str] | None = None
+        self, inputs: Feeds, *, outputs: Sequence[str] | None = None
     ) -> dict[str, NDArray[Any]]:
         """``run``, with the outputs as numpy arrays; see ``Model.run_numpy``."""
         _numpy.module("run_numpy")  # before the run: a stateful session keeps its state
@@ -221,7 +186,7 @@ class Session(_Resource):
             return
         self._closed = True
         ctx, self._ctx = self._ctx, None
-        self._graph.host.release(ctx)
+        self._graph.host.calls.release(ctx)
 
     def __del__(self) -> None:
         # Runs before this session lets go of its graph, so the context is
@@ -250,7 +215,10 @@ class StatefulSession(Session):
     """
 
     def __init__(
-        self, model: Model, feedback: Mapping[str, str], initial: Mapping[str, Any] | None = None
+        self,
+        model: Model,
+        feedback: Mapping[str, str],
+        initial: Mapping[str, TensorLike] | None = None,
     ) -> None:
         self._feedback = dict(feedback)
         if not self._feedback:
@@ -295,7 +263,7 @@ class StatefulSession(Session):
         """Start again from the initial state."""
         self._state = dict(self._initial)
 
-    def run(self, inputs: Any, *, outputs: Sequence[str] | None = None) -> dict[str, Tensor]:
+    def run(self, inputs: Feeds, *, outputs: Sequence[str] | None = None) -> dict[str, Tensor]:
         """Run with the kept state added to ``inputs`` (a mapping); update the state.
 
         The state changes only when the run succeeds and produced every
@@ -360,7 +328,7 @@ class Model(_Resource):
     @classmethod
     def _create(
         cls,
-        host: HostLayer,
+        host: Host,
         handle: Handle,
         name: str,
         encoding: str,
@@ -439,55 +407,7 @@ class Model(_Resource):
             model.target           # 'cpu' on a machine without a GPU
             model.skipped_targets  # [('gpu', 'loading digits.xml on gpu failed [...]: ...')]
         """
-        global _onnx_native
-        resolved = _source.resolve(source, encoding)
-        if preprocess is not None or postprocess is not None:
-            resolved = _with_processing(resolved, preprocess, postprocess)
-        parts, plan = _rewrite.for_host(
-            resolved.parts, resolved.encoding, resolved.inputs, resolved.outputs, resolved.label
-        )
-        _limits.check(sum(len(p) for p in parts), resolved.label)
-        host = _current_host()
-        skipped: list[tuple[str, str]] = []
-        failure: WasiNNError | None = None
-        for tgt in _targets(target):
-            if tgt == "tpu" and resolved.encoding in _OPENVINO_PATH:
-                skipped.append((tgt, _TPU_REASON))
-                continue
-            what = f"loading {resolved.label} on {tgt}"
-            sent = resolved.encoding
-            try:
-                if sent == "onnx" and _onnx_native is not False:
-                    try:
-                        graph = host.load(parts, "onnx", tgt, what)
-                        _onnx_native = True
-                    except InvalidEncodingError:
-                        _onnx_native = False
-                if sent == "onnx" and _onnx_native is False:
-                    sent = "openvino"
-                    graph = host.load([parts[0], b""], sent, tgt, what)
-                elif sent != "onnx":
-                    graph = host.load(parts, sent, tgt, what)
-            except WasiNNError as exc:
-                skipped.append((tgt, str(exc)))
-                failure = exc
-                continue
-            return cls._create(
-                host, graph, resolved.label, sent, tgt, skipped, resolved.inputs, resolved.outputs,
-                resolved.metadata, plan,
-            )
-        if failure is None:
-            raise ValidationError(
-                "no usable target: 'tpu' cannot be used with OpenVINO (the host process would "
-                "abort); use target='cpu', or a list such as ['gpu', 'cpu']"
-            )
-        if len(skipped) > 1:
-            tried = "; ".join(f"{t}: {why}" for t, why in skipped)
-            raise type(failure)(
-                f"no target could load {resolved.label} ({tried})",
-                host_message=failure.host_message,
-            ) from failure
-        raise failure
+        return load(prepare(source, encoding, preprocess, postprocess), default_host(), target)
 
     @classmethod
     def load_by_name(cls, name: str, *, metadata: _source.Source | None = None) -> Model:
@@ -521,13 +441,21 @@ class Model(_Resource):
         if not isinstance(name, str) or not name:
             raise ValidationError(f"load_by_name needs a non-empty model name, not {name!r}")
         described = _describe.describe(metadata) if metadata is not None else None
-        host = _current_host()
+        host = default_host()
         graph = host.load_by_name(name, f"loading the host's model {name!r}")
         if described is None:
             return cls._create(host, graph, name, "by-name", None, [], None, None, {})
         return cls._create(
-            host, graph, name, "by-name", None, [], described.inputs, described.outputs,
-            described.metadata, _rewrite.unrewritten(described.outputs),
+            host,
+            graph,
+            name,
+            "by-name",
+            None,
+            [],
+            described.inputs,
+            described.outputs,
+            described.metadata,
+            _rewrite.unrewritten(described.outputs),
         )
 
     # ------------------------------------------------------------ metadata
@@ -564,7 +492,7 @@ class Model(_Resource):
 
     # ------------------------------------------------------------ running
 
-    def run(self, inputs: Any, *, outputs: Sequence[str] | None = None) -> dict[str, Tensor]:
+    def run(self, inputs: Feeds, *, outputs: Sequence[str] | None = None) -> dict[str, Tensor]:
         """Run the model once and return its outputs by their real names.
 
         ``inputs`` is a mapping of input name to tensor-like, a list with one
@@ -589,7 +517,7 @@ class Model(_Resource):
         return self._default.run(inputs, outputs=outputs)
 
     def run_numpy(
-        self, inputs: Any, *, outputs: Sequence[str] | None = None
+        self, inputs: Feeds, *, outputs: Sequence[str] | None = None
     ) -> dict[str, NDArray[Any]]:
         """``run``, with each output as a numpy array, for numpy code.
 
@@ -624,7 +552,7 @@ class Model(_Resource):
         return Session(self)
 
     def stateful(
-        self, feedback: Mapping[str, str], initial: Mapping[str, Any] | None = None
+        self, feedback: Mapping[str, str], initial: Mapping[str, TensorLike] | None = None
     ) -> StatefulSession:
         """A new session that feeds outputs back into inputs (see ``StatefulSession``)."""
         self._check_open()
@@ -642,23 +570,18 @@ class Model(_Resource):
         return f"<wasinn.Model {self.name!r} encoding={self.encoding!r} {state}>"
 
 
-def _with_processing(
-    resolved: _source.Resolved,
-    preprocess: _fuse.Preprocess | None,
-    postprocess: _fuse.Postprocess | None,
-) -> _source.Resolved:
-    """The model with its pre/post-processing spliced in (ONNX only; see ``_fuse``)."""
-    if resolved.encoding != "onnx":
-        raise FusionError(
-            f"preprocess and postprocess are spliced into ONNX models only, and "
-            f"{resolved.label} is {resolved.encoding}; build the processing as its own "
-            "GraphBuilder model and run it before or after this one"
-        )
-    data = _fuse.splice(resolved.parts[0], resolved.label, preprocess, postprocess)
-    fused = _source.resolve(data, "onnx")
-    fused.label = f"{resolved.label} with its processing"
-    fused.metadata = resolved.metadata
-    return fused
+def load(prepared: Prepared, host: Host, target: str | Sequence[str] = "cpu") -> Model:
+    """Load a prepared model on ``host`` (see ``Model.load`` for ``target``).
+
+    Example (a unit test, with a fake host handed in)::
+
+        model = load(prepare(onnx_bytes), Host(FakeHost()))
+    """
+    loaded = host.load(prepared.parts, prepared.encoding, targets(target), prepared.label)
+    return Model._create(
+        host, loaded.handle, prepared.label, loaded.encoding, loaded.target, loaded.skipped,
+        prepared.inputs, prepared.outputs, prepared.metadata, prepared.plan,
+    )  # fmt: skip
 
 
 def _pick(result: dict[str, Tensor], wanted: list[str]) -> dict[str, Tensor]:
@@ -671,13 +594,3 @@ def _pick(result: dict[str, Tensor], wanted: list[str]) -> dict[str, Tensor]:
             f"{', '.join(repr(k) for k in result)}"
         )
     return {w: result[w] for w in wanted}
-
-
-def _targets(target: str | Sequence[str]) -> list[str]:
-    items = [target] if isinstance(target, str) else list(target)
-    if not items:
-        raise ValidationError("target list is empty; use 'cpu', 'gpu', 'tpu' or a list of them")
-    for t in items:
-        if not isinstance(t, str) or t.lower() not in TARGETS:
-            raise ValidationError(f"unknown target {t!r}; choose from {', '.join(TARGETS)}")
-    return [t.lower() for t in items]

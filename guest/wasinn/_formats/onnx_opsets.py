@@ -1,6 +1,6 @@
 """Which default-domain ONNX operator versions the graph builder's nodes mean.
 
-The builder writes its nodes for opset 18 (``_graph_core.OPSET``). Spliced into a
+The builder writes its nodes for opset 18 (``_graph.core.OPSET``). Spliced into a
 model that imports another opset, a node binds to that opset's version of the
 operator instead; the splice is exact only where that version is the one of
 opset 18. The table holds, for every operator of the default domain, the

@@ -2,7 +2,7 @@
 and of list and choice options, the layout transposes, constants filled with
 one value, and the sliding-window size.
 
-``NetworkOps`` (``_ops_nn``) and ``PoolingOps`` (``_ops_pool``) both derive
+``NetworkFamily`` (``network``) and ``PoolingFamily`` (``pooling``) both derive
 from ``NetworkBase``; it adds no operation of its own.
 """
 
@@ -12,9 +12,9 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ._errors import ValidationError
-from ._graph_core import BuilderCore, Operand, shape_text
-from ._tensor import Tensor
+from .._errors import ValidationError
+from .._tensor import Tensor
+from .core import BuilderCore, Operand, shape_text
 
 FLOATS = ("f32", "f16")
 LAYOUTS = ("nchw", "nhwc")
@@ -37,7 +37,7 @@ def window_size(
 
 
 class NetworkBase(BuilderCore):
-    """The helpers of the module docstring; a base of ``NetworkOps`` and ``PoolingOps``."""
+    """The helpers of the module docstring; a base of ``NetworkFamily`` and ``PoolingFamily``."""
 
     def _nn_input(self, op: str, value: Any, rank: int | None, dtypes: Iterable[str]) -> Operand:
         x = self._own(op, value)
@@ -68,8 +68,7 @@ class NetworkBase(BuilderCore):
         allowed = tuple(allowed)
         if value not in allowed:
             raise ValidationError(
-                f"{op}: {name} must be one of {', '.join(repr(a) for a in allowed)}, "
-                f"not {value!r}"
+                f"{op}: {name} must be one of {', '.join(repr(a) for a in allowed)}, not {value!r}"
             )
         return str(value)
 

@@ -19,12 +19,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from . import _builder, _onnx
-from ._errors import FusionError, ValidationError
-from ._graph_core import Operand, shape_text
-from ._onnx_opsets import same_as_opset_18
-from ._onnx_write import Node, Value, bytes_field, node_bytes, tensor_bytes, value_bytes
-from ._spec import TensorSpec
+from .._errors import FusionError, ValidationError
+from .._formats import onnx_read
+from .._formats.onnx_opsets import same_as_opset_18
+from .._formats.onnx_write import Node, bytes_field, node_bytes, tensor_bytes, value_bytes
+from .._graph.core import Operand, check_operand, external, shape_text
+from .._graph.operations import GraphOperations
+from .._spec import TensorSpec
 
 #: ``preprocess(builder)`` declares new inputs and returns, by model input
 #: name, the operands that feed those inputs.
@@ -34,13 +35,22 @@ Preprocess = Callable[[Any], Mapping[str, Operand]]
 Postprocess = Callable[[Any, dict[str, Operand]], Mapping[str, Operand]]
 
 
+class Fused:
+    """An ONNX model with its processing spliced in: the bytes, and what they
+    declare (known from the parts, so nothing reads the bytes again)."""
+
+    def __init__(self, data: bytes, inputs: list[TensorSpec], outputs: list[TensorSpec]) -> None:
+        self.data, self.inputs, self.outputs = data, inputs, outputs
+
+
 def splice(
     data: bytes,
+    info: onnx_read.OnnxInfo,
     label: str,
     preprocess: Preprocess | None,
     postprocess: Postprocess | None,
-) -> bytes:
-    """The ONNX model ``data`` with the processing spliced into its graph.
+) -> Fused:
+    """The ONNX model ``data`` (parsed as ``info``) with the processing spliced into its graph.
 
     Example (inside ``Model.load``)::
 
@@ -49,15 +59,13 @@ def splice(
             x = b.transpose(b.cast(image, "f32") / 255.0, permutation=[2, 0, 1])
             return {"x": b.reshape(x, [1, 3, 480, 640])}
 
-        fused = splice(onnx_bytes, "det.onnx", pre, None)
+        fused = splice(onnx_bytes, onnx_read.read(onnx_bytes), "det.onnx", pre, None)
     """
-    info = _onnx.read(data, label)
-    builder = _builder.GraphBuilder()
+    builder = GraphOperations()
     inputs = {s.name: s for s in info.inputs}
     feeds = _feeds(builder, preprocess, inputs, label) if preprocess else {}
-    split = len(builder._nodes)  # nodes made from here on are post-processing
-    values: list[Value] = []
-    finals: list[Node] = []
+    split = builder.node_count  # nodes made from here on are post-processing
+    new: Mapping[str, Operand] | None = None
     if postprocess is not None:
         model_outputs = {s.name: _external(builder, s, label) for s in info.outputs}
         new = postprocess(builder, dict(model_outputs))
@@ -72,50 +80,47 @@ def splice(
                 f"postprocess output {', '.join(map(repr, taken))} has the name of one of the "
                 f"model's inputs or outputs; name new outputs differently"
             )
-        values, finals = builder._finals(new)
-    clash = [name for name in builder._inputs if name in inputs]
+    lowered = builder.lower(new, feeds=feeds)
+    clash = [v.name for v in lowered.inputs if v.name in inputs]
     if clash:
         raise ValidationError(
             f"preprocess input {', '.join(map(repr, clash))} has the name of a model input; "
             "give the new input another name (e.g. 'image' for the raw image feeding 'x')"
         )
-    feed_nodes = [Node("Identity", [op._name], [name]) for name, op in feeds.items()]
-    nodes, used = builder._needed([n.inputs[0] for n in feed_nodes + finals])
-    position = {id(node): i for i, node in enumerate(builder._nodes)}
-    before = [n for n in nodes if position[id(n)] < split] + feed_nodes
-    after = [n for n in nodes if position[id(n)] >= split] + finals
+    before = [n for i, n in lowered.steps if i < split] + lowered.feeds
+    after = [n for i, n in lowered.steps if i >= split] + lowered.finals
     _check_opset(before + after, info.opset, label)
-
-    reader = _onnx._Reader(data, label)
-    top = list(reader.walk([(0, len(data))], "ModelProto"))
-    graphs = [f for f in top if f[0] == 7]
-    if len(graphs) != 1:
-        raise FusionError(f"{label} has its graph in {len(graphs)} pieces; cannot splice into it")
-    _, _, _, ga, gb = graphs[0]
+    if info.graph_count != 1:
+        raise FusionError(
+            f"{label} has its graph in {info.graph_count} pieces; cannot splice into it"
+        )
     kept: list[bytes] = []
-    for field, _, head, a, b in reader.walk([(ga, gb)], "GraphProto"):
-        if field == 11 and reader.value_info(a, b).name in feeds:
+    for field in info.graph_fields:
+        if field.number == 11 and field.wire == 2 and info.value_name(field) in feeds:
             continue  # now computed by the pre-processing
-        if field == 12 and postprocess is not None:
+        if field.number == 12 and postprocess is not None:
             continue  # replaced by the post-processing's outputs
-        kept.append(bytes(data[head:b]))
-    new_inputs = [v for name, v in builder._inputs.items() if name in used]
+        kept.append(bytes(data[field.head : field.end]))
     graph = b"".join(
         [bytes_field(1, node_bytes(n)) for n in before]
         + kept
         + [bytes_field(1, node_bytes(n)) for n in after]
-        + [bytes_field(5, tensor_bytes(t)) for k, t in builder._initializers.items() if k in used]
-        + [bytes_field(11, value_bytes(v, f"{v.name}_")) for v in new_inputs]
-        + [bytes_field(12, value_bytes(v, f"{v.name}_")) for v in values]
+        + [bytes_field(5, tensor_bytes(t)) for t in lowered.initializers]
+        + [bytes_field(11, value_bytes(v, f"{v.name}_")) for v in lowered.inputs]
+        + [bytes_field(12, value_bytes(v, f"{v.name}_")) for v in lowered.outputs]
     )
     out = bytearray()
-    for field, _, head, _, end in top:
-        out += bytes_field(7, graph) if field == 7 else data[head:end]
-    return bytes(out)
+    for field in info.model_fields:
+        out += bytes_field(7, graph) if field.number == 7 else data[field.head : field.end]
+    # The fused graph's inputs are the model's not fed (in place) and then the
+    # new ones (appended); its outputs, the new ones or else the model's.
+    new_inputs = [s for s in info.inputs if s.name not in feeds] + lowered.input_specs
+    new_outputs = lowered.output_specs if postprocess is not None else list(info.outputs)
+    return Fused(bytes(out), new_inputs, new_outputs)
 
 
 def _feeds(
-    builder: Any, preprocess: Preprocess, inputs: dict[str, TensorSpec], label: str
+    builder: GraphOperations, preprocess: Preprocess, inputs: dict[str, TensorSpec], label: str
 ) -> dict[str, Operand]:
     feeds = preprocess(builder)
     if not isinstance(feeds, Mapping) or not feeds:
@@ -130,7 +135,7 @@ def _feeds(
                 f"preprocess feeds {name!r}, which is not an input of {label}; its inputs are: "
                 f"{', '.join(map(repr, inputs))}"
             )
-        operand = builder._own("preprocess", operand, f"value for {name!r}")
+        operand = check_operand(builder, operand, "preprocess", f"value for {name!r}")
         if operand.dtype != spec.dtype:
             raise ValidationError(
                 f"preprocess gives {name!r} as {operand.dtype}, but {label} takes {spec.dtype}; "
@@ -151,14 +156,13 @@ def _fits(given: tuple[int | None, ...], wanted: tuple[int | None, ...]) -> bool
     return all(g is None or w is None or g == w for g, w in zip(given, wanted, strict=True))
 
 
-def _external(builder: Any, spec: TensorSpec, label: str) -> Operand:
+def _external(builder: GraphOperations, spec: TensorSpec, label: str) -> Operand:
     if spec.shape is None:
         raise FusionError(
             f"{label} does not declare the rank of its output {spec.name!r}; post-processing "
             "needs it"
         )
-    operand: Operand = builder._external(spec.name, spec.shape, spec.dtype)
-    return operand
+    return external(builder, spec.name, spec.shape, spec.dtype)
 
 
 def _check_opset(nodes: list[Node], opset: int | None, label: str) -> None:

@@ -28,8 +28,10 @@ escapes.
 
 from __future__ import annotations
 
-from . import _exif, _jpeg_codec
-from ._imagecore import MAX_PIXELS, ImageError, ImageInfo, check_size
+from .. import _jpeg_codec
+from .._errors import ImageError
+from . import exif as _exif
+from .core import MAX_PIXELS, ImageInfo, check_size
 
 __all__ = ["decode_jpeg", "encode_jpeg", "probe_jpeg"]
 

@@ -31,7 +31,7 @@ error). IR models get the same rank-0 and zero-size rewrites on their XML.
 
 Example::
 
-    >>> data, plan = onnx_model(model_bytes, _onnx.read(model_bytes))  # doctest: +SKIP
+    >>> data, plan = onnx_model(_onnx.read(model_bytes))  # doctest: +SKIP
     >>> plan.scalar_inputs, plan.unsqueezed  # doctest: +SKIP
     (frozenset({'limit'}), frozenset({0}))
 """
@@ -43,11 +43,14 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
-from . import _dtypes, _ir, _onnx, _onnx_write
-from ._errors import BackendRuntimeError
-from ._hostapi import HostOutput
-from ._spec import TensorSpec
-from ._tensor import Tensor
+from .. import _dtypes
+from .._errors import BackendRuntimeError
+from .._host.api import HostOutput
+from .._spec import TensorSpec
+from .._tensor import Tensor
+from . import ir as _ir
+from . import onnx_read as _onnx
+from . import onnx_write as _onnx_write
 
 
 @dataclass(frozen=True)
@@ -118,22 +121,12 @@ def _zero_size(spec: TensorSpec) -> bool:
 # ---------------------------------------------------------------- ONNX
 
 
-@dataclass
-class _Node:
-    op_type: str
-    domain: str
-    inputs: list[str]
-    outputs: list[str]
-
-
-_NODE = {1: 2, 2: 2, 4: 2, 7: 2}  # NodeProto: input, output, op_type, domain (all strings)
-
-
-def onnx_model(data: bytes, info: _onnx.OnnxInfo, where: str = "the model") -> tuple[bytes, Plan]:
-    """``data`` rewritten for the host (see the module docstring), and its plan.
-
-    Returns ``data`` itself and ``NOTHING`` when there is nothing to do.
+def onnx_model(info: _onnx.OnnxInfo) -> tuple[bytes, Plan]:
+    """The model ``info`` was read from, rewritten for the host (see the module
+    docstring), and its plan. Returns the model's own bytes and ``NOTHING``
+    when there is nothing to do.
     """
+    data = info.data
     scalar_in = [s for s in info.inputs if s.shape == () and s.dtype in _WRITABLE]
     zero_in = [s for s in info.inputs if _zero_size(s) and s.dtype in _WRITABLE]
     out_idx = [
@@ -141,18 +134,11 @@ def onnx_model(data: bytes, info: _onnx.OnnxInfo, where: str = "the model") -> t
         for i, s in enumerate(info.outputs)
         if (s.shape is None or s.shape == ()) and s.dtype in _dtypes.ITEMSIZE
     ]
-    if info.opset is None or not (scalar_in or zero_in or out_idx or _has_dropout(data, where)):
+    if info.opset is None or not (scalar_in or zero_in or out_idx or info.uses_op("Dropout")):
         return data, NOTHING
-    reader = _onnx._Reader(data, where)
-    model_fields: list[tuple[int, int, int]] = []  # (field, head, end) to copy as they are
-    graph_spans: _onnx.Spans = []
-    for number, _, head, a, b in reader.walk([(0, len(data))], "ModelProto"):
-        if number == 7:
-            graph_spans.append((a, b))
-        else:
-            model_fields.append((number, head, b))
-    graph_fields = list(reader.walk(graph_spans, "GraphProto"))
-    nodes = [_read_node(reader, a, b) for n, w, _, a, b in graph_fields if n == 1 and w == 2]
+    model_fields = [f for f in info.model_fields if f.number != 7]  # copied as they are
+    graph_fields = info.graph_fields
+    nodes = info.nodes()
     graph_inputs = {s.name for s in info.inputs}
     graph_outputs = [s.name for s in info.outputs]
     host_names: dict[str, str] = {}
@@ -207,9 +193,10 @@ def onnx_model(data: bytes, info: _onnx.OnnxInfo, where: str = "the model") -> t
 
     parts = [_onnx_write.bytes_field(1, n) for n in head_nodes]
     out_pos = 0
-    for number, wire, head, a, b in graph_fields:
+    for graph_field in graph_fields:
+        number, wire, head, _, b = graph_field
         if number == 11 and wire == 2:
-            name = reader.value_info(a, b).name
+            name = info.value_name(graph_field)
             if name in folded:
                 continue
             if name in new_inputs:
@@ -224,7 +211,7 @@ def onnx_model(data: bytes, info: _onnx.OnnxInfo, where: str = "the model") -> t
     parts += [_onnx_write.bytes_field(1, n) for n in tail_nodes]
     graph = b"".join(parts)
 
-    out = [bytes(data[head:end]) for _, head, end in model_fields]
+    out = [bytes(data[f.head : f.end]) for f in model_fields]
     out.append(_onnx_write.bytes_field(7, graph))
     notes = [f"rank-0 input {n!r} is passed as shape [1]" for n in scalars]
     notes += [f"rank-0 output {info.outputs[i].name!r} is returned as shape [1]"
@@ -242,47 +229,14 @@ def onnx_model(data: bytes, info: _onnx.OnnxInfo, where: str = "the model") -> t
     return b"".join(out), plan
 
 
-def _has_dropout(data: bytes, where: str) -> bool:
-    """Whether any node of the main graph names Dropout: one step per graph
-    field (weights are stepped over), so much cheaper than searching all bytes."""
-    reader = _onnx._Reader(data, where)
-    graph = [(a, b) for n, w, _, a, b in reader.walk([(0, len(data))], "ModelProto") if n == 7]
-    for number, wire, _, a, b in reader.walk(graph, "GraphProto"):
-        if number != 1 or wire != 2:
-            continue
-        # op_type (4) is written before a node's attributes, where a Constant
-        # node keeps its weights: stop there rather than step over them.
-        for key, fwire, _, x, y in reader.walk([(a, b)], "NodeProto"):
-            if key == 4 and fwire == 2:
-                if data[x:y] == b"Dropout":
-                    return True
-                break
-    return False
-
-
-def _read_node(reader: _onnx._Reader, a: int, b: int) -> _Node:
-    node = _Node("", "", [], [])
-    for number, x, y in reader.fields([(a, b)], "NodeProto", _NODE):
-        text = reader.text(x, y, "a node field")
-        if number == 1:
-            node.inputs.append(text)
-        elif number == 2:
-            node.outputs.append(text)
-        elif number == 4:
-            node.op_type = text
-        else:
-            node.domain = text
-    return node
-
-
-def _is_dropout(node: _Node) -> bool:
+def _is_dropout(node: _onnx.Node) -> bool:
     # Without a training_mode input, Dropout is the identity (every opset).
     plain = len(node.inputs) < 3 or node.inputs[2] == ""
     return node.op_type == "Dropout" and node.domain in ("", "ai.onnx") and plain
 
 
 def _dropout_passthrough(
-    nodes: list[_Node], inputs: set[str], outputs: list[str]
+    nodes: list[_onnx.Node], inputs: set[str], outputs: list[str]
 ) -> dict[str, str]:
     """Graph inputs an identity Dropout turns straight into a graph output:
     OpenVINO's reader gives the input that output's name."""
@@ -300,7 +254,7 @@ def _dropout_passthrough(
     return found
 
 
-def _unused_ratios(nodes: list[_Node], inputs: set[str], outputs: list[str]) -> list[str]:
+def _unused_ratios(nodes: list[_onnx.Node], inputs: set[str], outputs: list[str]) -> list[str]:
     """Graph inputs used only as an identity Dropout's ratio (no effect on anything)."""
     uses: dict[str, int] = {}
     ratio_uses: dict[str, int] = {}
@@ -525,14 +479,21 @@ def for_host(
     inputs: list[TensorSpec] | None,
     outputs: list[TensorSpec] | None,
     where: str,
+    *,
+    onnx: _onnx.OnnxInfo | None = None,
+    has_dropout: bool | None = None,
 ) -> tuple[list[bytes], Plan]:
     """The model parts the host should get, and the plan for each call.
 
     Only models whose inputs and outputs wasinn read (ONNX, IR) are touched.
+    For ONNX, ``onnx`` is the parse of ``parts[0]`` when the caller has it;
+    without it, ``has_dropout`` says whether the model has a Dropout node
+    (when known, e.g. for a graph wasinn wrote), and the bytes are read here
+    only if a rewrite is needed.
     """
     if inputs is None or outputs is None:
         return parts, NOTHING
-    new_parts, plan = _rewrite(parts, encoding, inputs, outputs, where)
+    new_parts, plan = _rewrite(parts, encoding, inputs, outputs, where, onnx, has_dropout)
     limits = _limits(outputs, plan)
     return new_parts, replace(plan, limits=limits) if limits else plan
 
@@ -566,17 +527,23 @@ def _rewrite(
     inputs: list[TensorSpec],
     outputs: list[TensorSpec],
     where: str,
+    onnx: _onnx.OnnxInfo | None,
+    has_dropout: bool | None,
 ) -> tuple[list[bytes], Plan]:
     if encoding == "onnx" and len(parts) == 1:
         maybe = any(s.shape == () or _zero_size(s) for s in inputs) or any(
             s.shape is None or s.shape == () for s in outputs
         )
-        if not maybe and not _has_dropout(parts[0], where):
-            return parts, NOTHING  # the common case: nothing more is read
-        data, plan = onnx_model(parts[0], _onnx.read(parts[0], where), where)
+        if not maybe:
+            if onnx is None and has_dropout is None:
+                onnx = _onnx.read(parts[0], where)
+            if not (onnx.uses_op("Dropout") if onnx is not None else has_dropout):
+                return parts, NOTHING  # the common case
+        info = onnx if onnx is not None else _onnx.read(parts[0], where)
+        data, plan = onnx_model(info)
         return [data], plan
     if encoding == "openvino" and len(parts) == 2 and _ir.looks_like_ir(parts[0]):
-        info = _ir.IRInfo(inputs, outputs, 0)
-        xml, weights, plan = ir_model(parts[0], parts[1], info, where)
+        info_ir = _ir.IRInfo(inputs, outputs, 0)
+        xml, weights, plan = ir_model(parts[0], parts[1], info_ir, where)
         return [xml, weights], plan
     return parts, NOTHING

@@ -11,15 +11,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ._errors import ValidationError
-from ._graph_core import DTYPES, FLOAT_DTYPES, BuilderCore, Operand, dtype_name
-from ._onnx_write import ONNX_TYPES
+from .._errors import ValidationError
+from .._formats.onnx_write import ONNX_TYPES
+from .core import DTYPES, FLOAT_DTYPES, BuilderCore, Operand, dtype_name
 
 _SIGNED = FLOAT_DTYPES | {"i8", "i32", "i64"}
 _BOOL = "bool"
 
 
-class ElementwiseOps(BuilderCore):
+class ElementwiseFamily(BuilderCore):
     """See the module docstring; mixed into ``GraphBuilder``."""
 
     # ------------------------------------------------------------ binary

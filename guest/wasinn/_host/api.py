@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple, Protocol
 
-from ._tensor import Tensor
+from .._tensor import Tensor
 
 #: A graph or execution-context resource of the host. Only the host layer
 #: looks inside; everything else passes it back unchanged. (``Any`` rather

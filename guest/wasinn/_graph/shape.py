@@ -22,8 +22,8 @@ import struct
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ._errors import ValidationError
-from ._graph_core import BuilderCore, Operand, Shape, shape_text
+from .._errors import ValidationError
+from .core import BuilderCore, Operand, Shape, shape_text
 
 _INDEX_DTYPES = ("i32", "u32", "i64")
 _INDEX_FORMATS = {"i32": "i", "u32": "I", "i64": "q"}
@@ -43,7 +43,7 @@ def _known(a: int | None, b: int | None) -> int | None:
     return a if a is not None else b
 
 
-class ShapeOps(BuilderCore):
+class ShapeFamily(BuilderCore):
     """See the module docstring; mixed into ``GraphBuilder``."""
 
     # ------------------------------------------------------------ argument checks

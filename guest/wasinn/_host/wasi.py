@@ -18,12 +18,12 @@ from typing import NoReturn
 
 from componentize_py_types import Err
 
-from . import _dtypes, _errors
-from ._bindings.imports import errors as _errors_binding
-from ._bindings.imports import graph as _graph
-from ._bindings.imports import tensor as _tensor
-from ._hostapi import Handle, HostOutput
-from ._tensor import Tensor
+from .. import _dtypes, _errors
+from .._bindings.imports import errors as _errors_binding
+from .._bindings.imports import graph as _graph
+from .._bindings.imports import tensor as _tensor
+from .._tensor import Tensor
+from .api import Handle, HostOutput
 
 _DTYPE_TO_WIT = {
     "f16": _tensor.TensorType.FP16,
@@ -41,6 +41,7 @@ _TARGETS = {t.name.lower(): t for t in _graph.ExecutionTarget}
 _WitTensor = _tensor.Tensor
 _ITEMSIZE = _dtypes.ITEMSIZE
 _new_tuple = tuple.__new__
+
 
 def _raise(err: Err[_errors_binding.Error], action: str, what: str) -> NoReturn:
     error = err.value

@@ -10,48 +10,13 @@ from __future__ import annotations
 import io
 from typing import NamedTuple
 
-from ._errors import ValidationError
+from .._errors import ImageError, ImageTooLargeError
 
 #: The most pixels (width x height) a decoder accepts: 8192 x 8192. A header is
 #: checked against it before any pixel memory is allocated, so a small file
 #: cannot declare a huge image (a "decompression bomb"). ``wasinn.image.decode``
 #: takes ``max_pixels=`` to raise or lower it per call.
 MAX_PIXELS = 8192 * 8192
-
-
-class ImageError(ValidationError):
-    """The bytes are not an image wasinn can decode; the message names the
-    file and says why (corrupt, truncated, too large, or unsupported).
-
-    Example::
-
-        try:
-            pixels = wasinn.image.decode(data)
-        except wasinn.image.ImageError as e:
-            print(e)   # "photo.png is truncated: it ends before its IEND chunk"
-    """
-
-
-class ImageTooLargeError(ImageError):
-    """The header declares more pixels than ``max_pixels`` allows; raised
-    before any pixel memory is allocated. ``width``, ``height`` and
-    ``max_pixels`` say by how much (an HTTP server answers 413 with them).
-
-    Example::
-
-        try:
-            pixels = wasinn.image.decode(data, max_pixels=4096 * 4096)
-        except wasinn.image.ImageTooLargeError as e:
-            print(e.width, e.height, e.max_pixels)   # 8192 8192 16777216
-    """
-
-    def __init__(self, message: str, *, width: int, height: int, max_pixels: int) -> None:
-        super().__init__(message)
-        #: What the header declares.
-        self.width = width
-        self.height = height
-        #: The limit it is over.
-        self.max_pixels = max_pixels
 
 
 class ImageInfo(NamedTuple):

@@ -25,9 +25,9 @@ import struct
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ._errors import ValidationError
-from ._graph_core import FLOAT_DTYPES, BuilderCore, Operand, Shape, dtype_name, shape_text
-from ._onnx_write import ONNX_TYPES
+from .._errors import ValidationError
+from .._formats.onnx_write import ONNX_TYPES
+from .core import FLOAT_DTYPES, BuilderCore, Operand, Shape, dtype_name, shape_text
 
 _WIDE_UNSIGNED = frozenset({"u32", "u64"})
 _SUMMABLE = FLOAT_DTYPES | {"i32", "i64"}
@@ -37,7 +37,7 @@ _I32_MAX = 2**31 - 1
 _QUANT_RANGES = {"u8": (0.0, 255.0), "i8": (-128.0, 127.0)}
 
 
-class ReduceOps(BuilderCore):
+class ReductionFamily(BuilderCore):
     """See the module docstring; mixed into ``GraphBuilder``."""
 
     # ------------------------------------------------------------ shared checks

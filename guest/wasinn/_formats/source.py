@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Union
 
-from . import _ir, _onnx
-from ._errors import ModelFormatError, ValidationError
-from ._spec import TensorSpec
+from .._errors import ModelFormatError, ValidationError
+from .._spec import TensorSpec
+from . import ir as _ir
+from . import onnx_read as _onnx
 
 Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, Sequence[bytes]]
 
@@ -35,6 +36,8 @@ class Resolved:
     inputs: list[TensorSpec] | None = None
     outputs: list[TensorSpec] | None = None
     metadata: dict[str, str] = field(default_factory=dict)
+    #: The parse of an ONNX model's bytes, kept so that nothing reads them again.
+    onnx: _onnx.OnnxInfo | None = None
 
 
 def resolve(source: Source, encoding: str | None) -> Resolved:
@@ -62,7 +65,7 @@ def resolve(source: Source, encoding: str | None) -> Resolved:
             f"cannot load a model from {type(source).__name__}; pass a path (.xml or .onnx), "
             "bytes, or a list of byte parts such as [xml_bytes, weights_bytes]"
         )
-    return _from_parts(parts, encoding or _sniff(parts[0], label), label)
+    return _from_parts(parts, encoding or sniff(parts[0], label), label)
 
 
 def _from_path(path: str, encoding: str | None) -> Resolved:
@@ -70,19 +73,19 @@ def _from_path(path: str, encoding: str | None) -> Resolved:
     label = os.path.basename(path)
     if os.path.isfile(os.path.join(path, "saved_model.pb")):
         raise _foreign("TensorFlow SavedModel", label or path, label or "saved_model")
-    model = _read(path, "model file")
+    model = read_file(path, "model file")
     if encoding is None:
         encoding = {".xml": "openvino", ".onnx": "onnx"}.get(ext.lower())
     if encoding is None:
         kind = _foreign_kind(model, ext.lower())
         if kind is not None:
             raise _foreign(kind, label, label)
-        encoding = _sniff(model, label)
+        encoding = sniff(model, label)
     parts = [model]
     if encoding == "openvino" and _ir.looks_like_ir(model):
         weights = stem + ".bin"
         if os.path.exists(weights):
-            parts.append(_read(weights, "weights file"))
+            parts.append(read_file(weights, "weights file"))
         else:
             info = _ir.read(model, label)
             if info.weights_needed:
@@ -95,7 +98,7 @@ def _from_path(path: str, encoding: str | None) -> Resolved:
     return _from_parts(parts, encoding, label)
 
 
-def _read(path: str, kind: str) -> bytes:
+def read_file(path: str, kind: str) -> bytes:
     try:
         with open(path, "rb") as f:
             return f.read()
@@ -143,7 +146,7 @@ def _foreign(kind: str, label: str, name: str) -> ModelFormatError:
     )
 
 
-def _sniff(head: bytes, label: str) -> str:
+def sniff(head: bytes, label: str) -> str:
     if _ir.looks_like_ir(head):
         return "openvino"
     kind = _foreign_kind(head, "")
@@ -191,4 +194,5 @@ def _from_parts(parts: list[bytes], encoding: str, label: str) -> Resolved:
         onnx = _onnx.read(parts[0], label)
         resolved.inputs, resolved.outputs = onnx.inputs, onnx.outputs
         resolved.metadata = onnx.metadata
+        resolved.onnx = onnx
     return resolved

@@ -22,8 +22,10 @@ data compresses.
 
 from __future__ import annotations
 
-from . import _exif, _png_codec
-from ._imagecore import ImageError, ImageInfo, check_size
+from .. import _png_codec
+from .._errors import ImageError
+from . import exif as _exif
+from .core import ImageInfo, check_size
 
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -60,10 +62,16 @@ def decode_png(data: bytes, name: str, max_pixels: int) -> tuple[int, int, int, 
         width, height, channels, pixels = _png_codec.decode(data, max_pixels)
     except ValueError as exc:
         raise ImageError(f"{name} {exc}") from None
-    return width, height, channels, pixels, {
-        "format": "png",
-        "orientation": _exif.chunk_orientation(_exif_chunk(data)),
-    }
+    return (
+        width,
+        height,
+        channels,
+        pixels,
+        {
+            "format": "png",
+            "orientation": _exif.chunk_orientation(_exif_chunk(data)),
+        },
+    )
 
 
 def _exif_chunk(data: bytes) -> bytes | None:

@@ -22,10 +22,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ._errors import ValidationError
-from ._graph_core import Operand, shape_text
-from ._onnx_write import AttrValue
-from ._ops_options import FLOATS, LAYOUTS, TO_NCHW, TO_NHWC, NetworkBase, window_size
+from .._errors import ValidationError
+from .._formats.onnx_write import AttrValue
+from .core import Operand, shape_text
+from .options import FLOATS, LAYOUTS, TO_NCHW, TO_NHWC, NetworkBase, window_size
 
 # Permutations taking each WebNN filter layout to the one ONNX wants.
 _CONV_FILTERS: dict[str, tuple[int, ...] | None] = {
@@ -41,7 +41,7 @@ def _fits(a: int | None, b: int | None) -> bool:
     return a is None or b is None or a == b
 
 
-class NetworkOps(NetworkBase):
+class NetworkFamily(NetworkBase):
     """See the module docstring; mixed into ``GraphBuilder``."""
 
     # ------------------------------------------------------------ shared checks
@@ -380,9 +380,7 @@ class NetworkOps(NetworkBase):
             extra[i] = sizes[i] - calc
             out.append(sizes[i])
         if any(d is not None and d < 1 for d in out):
-            raise ValidationError(
-                f"{op}: the padding {pads} leaves no output ({out[0]}x{out[1]})"
-            )
+            raise ValidationError(f"{op}: the padding {pads} leaves no output ({out[0]}x{out[1]})")
         attrs: dict[str, AttrValue] = {
             "pads": [pads[0], pads[2], pads[1], pads[3]],
             "strides": steps,

@@ -34,11 +34,11 @@ import struct
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ._errors import ValidationError
-from ._graph_core import Operand, Shape, shape_text
-from ._onnx_write import ONNX_TYPES, AttrValue
-from ._ops_options import FLOATS, LAYOUTS, TO_NCHW, TO_NHWC, NetworkBase, window_size
-from ._tensor import Tensor
+from .._errors import ValidationError
+from .._formats.onnx_write import ONNX_TYPES, AttrValue
+from .._tensor import Tensor
+from .core import Operand, Shape, shape_text
+from .options import FLOATS, LAYOUTS, TO_NCHW, TO_NHWC, NetworkBase, window_size
 
 _MAX_POOL_DTYPES = ("f32", "f16", "i8", "u8")  # what ONNX MaxPool takes
 _RESAMPLE_DTYPES = ("f32", "f16", "i8", "u8")
@@ -58,7 +58,7 @@ def _taps(size: int, out: int, window: int, begin: int, stride: int, dilation: i
     ]
 
 
-class PoolingOps(NetworkBase):
+class PoolingFamily(NetworkBase):
     """See the module docstring; mixed into ``GraphBuilder``."""
 
     # ------------------------------------------------------------ pooling
@@ -335,8 +335,7 @@ class PoolingOps(NetworkBase):
             ]
             if 0 in counts[0] or 0 in counts[1]:
                 raise ValidationError(
-                    f"{op}: with dilations {dils} some window holds only padding; "
-                    "use less padding"
+                    f"{op}: with dilations {dils} some window holds only padding; use less padding"
                 )
             values = [float(a * b) for a in counts[0] for b in counts[1]]
             count = self._const(

@@ -23,8 +23,10 @@ to exactly the pixels encoded.
 
 from __future__ import annotations
 
-from . import _exif, _webp_codec
-from ._imagecore import ImageError, ImageInfo, check_size
+from .. import _webp_codec
+from .._errors import ImageError
+from . import exif as _exif
+from .core import ImageInfo, check_size
 
 Info = dict[str, object]
 
@@ -73,11 +75,17 @@ def decode_webp(data: bytes, name: str, max_pixels: int) -> tuple[int, int, int,
     except ValueError as exc:
         raise ImageError(f"{name} {exc}") from None
     orientation = _exif.chunk_orientation(_exif_chunk(data))
-    return width, height, channels, pixels, {
-        "format": "webp",
-        "lossless": lossless,
-        "orientation": orientation,
-    }
+    return (
+        width,
+        height,
+        channels,
+        pixels,
+        {
+            "format": "webp",
+            "lossless": lossless,
+            "orientation": orientation,
+        },
+    )
 
 
 #: RIFF chunks ``_exif_chunk`` looks at before it gives up.

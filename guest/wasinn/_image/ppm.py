@@ -10,7 +10,8 @@ from __future__ import annotations
 import array
 import sys
 
-from ._imagecore import Canvas, ImageError, ImageInfo, check_size
+from .._errors import ImageError
+from .core import Canvas, ImageInfo, check_size
 
 _WHITESPACE = b" \t\n\r\x0b\x0c"
 _KINDS = {b"P5": 1, b"P6": 3}
@@ -80,9 +81,7 @@ def decode_ppm(data: bytes, name: str, max_pixels: int) -> tuple[int, int, int, 
 _BAND = 1 << 20
 
 
-def _header(
-    data: bytes, name: str, max_pixels: int | None
-) -> tuple[int, int, int, int, int]:
+def _header(data: bytes, name: str, max_pixels: int | None) -> tuple[int, int, int, int, int]:
     """(channels, width, height, maxval, where the pixels start), or ImageError."""
     magic = data[:2]
     if magic in _OTHER:

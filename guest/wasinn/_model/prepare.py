@@ -1,0 +1,95 @@
+"""``prepare``: a model made ready for the host, without the host.
+
+Everything ``Model.load`` does before it calls the host happens here, as a
+pure function of what it is given: read the source, fuse the processing in,
+rewrite the model around what the host cannot carry, check its size. The
+result, ``Prepared``, holds the parts to send and all that is known about
+them, so loading (``model.load``) only talks to the host, and each model's
+bytes are parsed once: the ONNX parse made while resolving the source is the
+one fusion and the rewrite use, and a graph the builder wrote is never parsed.
+
+>>> prepared = prepare(onnx_bytes)  # doctest: +SKIP
+>>> [str(s) for s in prepared.inputs]  # doctest: +SKIP
+['x: f32[?, 4]']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import _limits
+from .._errors import FusionError
+from .._formats import onnx_read, rewrite, source
+from .._graph.core import Lowered
+from .._spec import TensorSpec
+from . import fuse
+
+
+@dataclass
+class Prepared:
+    """A model ready to load: the ``parts`` to send with their ``encoding``,
+    what the model declares, and the ``plan`` each call follows (see
+    ``_formats.rewrite``). ``inputs`` and ``outputs`` are ``None`` for formats
+    wasinn does not read."""
+
+    parts: list[bytes]
+    encoding: str
+    label: str
+    inputs: list[TensorSpec] | None
+    outputs: list[TensorSpec] | None
+    metadata: dict[str, str] = field(default_factory=dict)
+    plan: rewrite.Plan = rewrite.NOTHING
+
+
+def prepare(
+    model: source.Source,
+    encoding: str | None = None,
+    preprocess: fuse.Preprocess | None = None,
+    postprocess: fuse.Postprocess | None = None,
+) -> Prepared:
+    """``model`` (a path, bytes or parts; see ``Model.load``) made ready for the host."""
+    resolved = source.resolve(model, encoding)
+    if preprocess is None and postprocess is None:
+        return _for_host(
+            resolved.parts, resolved.encoding, resolved.label, resolved.inputs,
+            resolved.outputs, resolved.metadata, resolved.onnx,
+        )  # fmt: skip
+    if resolved.encoding != "onnx" or resolved.onnx is None:
+        raise FusionError(
+            f"preprocess and postprocess are spliced into ONNX models only, and "
+            f"{resolved.label} is {resolved.encoding}; build the processing as its own "
+            "GraphBuilder model and run it before or after this one"
+        )
+    info = resolved.onnx
+    fused = fuse.splice(resolved.parts[0], info, resolved.label, preprocess, postprocess)
+    return _for_host(
+        [fused.data], "onnx", f"{resolved.label} with its processing", fused.inputs,
+        fused.outputs, resolved.metadata, None, has_dropout=info.uses_op("Dropout"),
+    )  # fmt: skip
+
+
+def prepare_graph(lowered: Lowered, data: bytes) -> Prepared:
+    """A graph the builder lowered (``data`` is ``lowered.onnx()``) made ready
+    for the host; its specs come from the builder, so the bytes are not read."""
+    return _for_host(
+        [data], "onnx", "the model bytes", lowered.input_specs, lowered.output_specs, {}, None,
+        has_dropout=False,
+    )  # fmt: skip
+
+
+def _for_host(
+    parts: list[bytes],
+    encoding: str,
+    label: str,
+    inputs: list[TensorSpec] | None,
+    outputs: list[TensorSpec] | None,
+    metadata: dict[str, str],
+    onnx: onnx_read.OnnxInfo | None,
+    *,
+    has_dropout: bool | None = None,
+) -> Prepared:
+    parts, plan = rewrite.for_host(
+        parts, encoding, inputs, outputs, label, onnx=onnx, has_dropout=has_dropout
+    )
+    _limits.check(sum(len(p) for p in parts), label)
+    return Prepared(parts, encoding, label, inputs, outputs, metadata, plan)
