@@ -12,6 +12,7 @@ and a test fails when it is out of date.
 
 from __future__ import annotations
 
+import ast
 import struct
 import sys
 import wave
@@ -51,6 +52,20 @@ class Case:
     flags: str = ""  # extra wasmtime flags
 
 
+def png(width: int, height: int) -> bytes:
+    """An RGB PNG of mid-grey pixels, written with zlib and struct."""
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        crc = struct.pack(">I", zlib.crc32(kind + body))
+        return struct.pack(">I", len(body)) + kind + body + crc
+
+    rows = b"".join(b"\0" + b"\x80" * (3 * width) for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows))
+            + chunk(b"IEND", b""))  # fmt: skip
+
+
+PNG_8X8 = png(8, 8)
 NAN_INF = np.array([[np.nan, np.inf, -np.inf], [0.0, 1.0, 2.0]], np.float32)
 BIG = 256 << 20  # bytes
 
@@ -156,6 +171,15 @@ CASES = [
          f"x: f32[{BIG // 4}], {BIG} bytes", after=[{"run": {"x": t(np.ones(3, np.float32))}}],
          load={"path": "passthrough.xml"},
          flags="-S hostcall-fuel=600000000 --env WASINN_HOSTCALL_FUEL=600000000"),
+    Case("image-cut", "images", "a PNG cut in half", [{"decode_image": PNG_8X8[:40].hex()}],
+         "ImageError", "image is truncated: it ends before its IEND chunk"),
+    Case("image-too-large", "images", "an 8x8 PNG decoded with max_pixels=16",
+         [{"decode_image": PNG_8X8.hex(), "max_pixels": 16}], "ImageTooLargeError",
+         "image is 8x8 = 64 pixels, more than the 16 allowed"),
+    Case("image-unknown", "images", "a GIF", [{"decode_image": (b"GIF89a" + bytes(20)).hex()}],
+         "ImageError", "image is not a PNG, JPEG, WebP, PGM or PPM file"),
+    Case("image-ok", "images", "the whole 8x8 PNG: decodes", [{"decode_image": PNG_8X8.hex()}],
+         None, "u8[8, 8, 3]"),
 ]
 
 
@@ -236,6 +260,8 @@ def write_case_files(directory: Path) -> None:
 
 def summarize(result: Any) -> str:
     """A short, stable description of a successful step's result."""
+    if isinstance(result, dict) and result.keys() == {"dtype", "shape"}:  # decoded pixels
+        return f"{result['dtype']}{result['shape']}"
     if isinstance(result, dict) and "target" in result:
         skipped = ", ".join(t for t, _ in result["skipped_targets"])
         return f"target {result['target']}; skipped {skipped}"
@@ -291,6 +317,14 @@ def test_app_case(built, case_dir: Path, case: AppCase) -> None:
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
 
 
+def error_tree() -> list[str]:
+    """The exception tree drawn in ``wasinn._errors``' docstring."""
+    source = (ROOT / "guest" / "wasinn" / "_errors.py").read_text()
+    doc = (ast.get_docstring(ast.parse(source)) or "").split("The tree::\n\n", 1)[1]
+    tree = doc.split("\n\n", 1)[0]
+    return [line[4:] for line in tree.splitlines()]
+
+
 def render_doc() -> str:
     lines = [
         "# What wasinn says when something is wrong",
@@ -303,6 +337,16 @@ def render_doc() -> str:
         "runs a valid step successfully",
         "and wasmtime exits normally. "
         "\"—\" means the input is accepted and the result is shown instead.",
+        "",
+        "## The exceptions",
+        "",
+        "Every exception wasinn raises on purpose is one of these (from `wasinn._errors`):",
+        "",
+        "```",
+        *error_tree(),
+        "```",
+        "",
+        "## The cases",
         "",
         "| area | case | exception | message (key part) or result |",
         "|---|---|---|---|",

@@ -74,7 +74,7 @@ class TensorSpec:
 
 # Why scalars need care: the wasmtime host cannot create a rank-0 tensor
 # (OpenVINO's C API refuses a 0-dim shape), and OpenVINO refuses a [1] tensor
-# for a [] input. ``_rewrite`` makes models take their scalars as [1]; only the
+# for a [] input. ``_formats.rewrite`` makes models take their scalars as [1]; only the
 # inputs it rewrote (``feeds(scalars=...)``) accept rank-0 tensors.
 _NO_SCALARS = (
     "the wasmtime host cannot pass rank-0 tensors (OpenVINO's C API refuses a 0-dim shape)"
@@ -106,7 +106,7 @@ def feeds(
     a single input. Every check happens here, before any host call.
 
     ``scalars`` names the rank-0 inputs the model was rewritten to take (see
-    ``_rewrite``): only those accept rank-0 tensors, since the host cannot
+    ``_formats.rewrite``): only those accept rank-0 tensors, since the host cannot
     carry any other. ``optional`` names inputs a mapping may leave out (they
     are folded into the model); given, they are checked like the rest.
     """

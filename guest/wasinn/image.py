@@ -24,13 +24,13 @@ as Pillow's ``Image.convert`` does:
 How each format maps to 8 bits: PNG 16-bit samples keep their high byte,
 1/2/4-bit gray is scaled to 0..255, palette PNGs become RGB (RGBA with a
 ``tRNS`` chunk); PGM/PPM samples are scaled by 255/maxval; WebP is RGB, or
-RGBA when the file has alpha (animated WebPs are refused). See ``_png.py``,
-``_ppm.py``, ``_jpeg.py`` and ``_webp.py`` for the details of each.
+RGBA when the file has alpha (animated WebPs are refused). See ``_image/png.py``,
+``_image/ppm.py``, ``_image/jpeg.py`` and ``_image/webp.py`` for the details of each.
 
 Every format but PGM/PPM is decoded by a well-kept C library compiled into
 wasinn (and so into every component, at native speed): JPEG by libjpeg-turbo
-(``_jpeg.py``, ``ext/_jpeg_codec.c``), PNG by libspng (``_png.py``,
-``ext/_png_codec.c``), WebP by libwebp (``_webp.py``,
+(``_image/jpeg.py``, ``ext/_jpeg_codec.c``), PNG by libspng (``_image/png.py``,
+``ext/_png_codec.c``), WebP by libwebp (``_image/webp.py``,
 ``ext/_webp_codec.c``); their pixels are Pillow's. ``encode`` writes each of
 the three with the same libraries (JPEG: Pillow's bytes). PGM/PPM is Python.
 

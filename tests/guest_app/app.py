@@ -11,7 +11,9 @@ The script is ``{"load": LOAD, "steps": [STEP, ...]}``:
   ``{"run": {INPUT: TENSOR or "$NAME"}, "outputs": [...], "session": K}`` runs
   (on session K when given; ``run`` may also be a list, for positional inputs);
   ``{"session": K}`` opens session K; ``{"close": true}`` closes the model;
-  ``{"close_session": K}``; ``{"describe": true}`` prints metadata.
+  ``{"close_session": K}``; ``{"describe": true}`` prints metadata;
+  ``{"decode_image": HEX, "max_pixels": N}`` decodes image bytes (``max_pixels``
+  optional) and reports the pixels' dtype and shape.
 - TENSOR: ``{"dtype": D, "shape": S, "values": [...]}`` or ``{"dtype", "shape", "hex"}``
   for exact bytes, ``{"dtype", "zeros": S}`` for a tensor of zeros, or ``{"raw_hex": H}``
   for raw bytes handed to run as they are.
@@ -35,7 +37,7 @@ from typing import Any
 from componentize_py_types import Err
 from wit_world import exports
 
-from wasinn import Model, Session, Tensor, WasiNNError, print_line
+from wasinn import Model, Session, Tensor, WasiNNError, image, print_line
 
 
 def make_tensor(spec: Any, lets: dict[str, Tensor]) -> Any:
@@ -207,6 +209,10 @@ def step(
         return "closed"
     if "describe" in st:
         return describe(model)
+    if "decode_image" in st:
+        limit = {"max_pixels": st["max_pixels"]} if "max_pixels" in st else {}
+        pixels = image.decode(bytes.fromhex(st["decode_image"]), **limit)
+        return {"dtype": pixels.dtype, "shape": list(pixels.shape)}
     raise ValueError(f"unknown step {st!r}")
 
 

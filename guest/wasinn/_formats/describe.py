@@ -14,18 +14,17 @@ from __future__ import annotations
 import os
 
 from .._errors import ValidationError
-from . import ir as _ir
-from . import onnx_read as _onnx
-from . import source as _source
+from . import ir, onnx_read
+from .source import Resolved, Source, read_file, sniff
 
 
-def describe(source: _source.Source) -> _source.Resolved:
+def describe(source: Source) -> Resolved:
     """The inputs, outputs and metadata that ``source`` declares: an IR ``.xml``
     or ``.onnx`` path, or its bytes (a list of parts: the first one). The
     result has no parts: nothing here is meant for the host."""
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
-        data = _source.read_file(path, "model description")
+        data = read_file(path, "model description")
         label = os.path.basename(path)
     elif isinstance(source, (bytes, bytearray, memoryview)):
         data, label = bytes(source), "the model description"
@@ -40,6 +39,6 @@ def describe(source: _source.Source) -> _source.Resolved:
             f"cannot read a model description from {type(source).__name__}; pass the path of "
             "the model's IR .xml or .onnx, or its bytes"
         )
-    encoding = _source.sniff(data, label)
-    info = _ir.read(data, label) if encoding == "openvino" else _onnx.read(data, label)
-    return _source.Resolved([], encoding, label, info.inputs, info.outputs, info.metadata)
+    encoding = sniff(data, label)
+    info = ir.read(data, label) if encoding == "openvino" else onnx_read.read(data, label)
+    return Resolved([], encoding, label, info.inputs, info.outputs, info.metadata)

@@ -1,6 +1,6 @@
 """Writing ONNX models: the protobuf encoding of the subset the graph builder emits.
 
-The reader (``_onnx``) and this writer share nothing but the wire format:
+The reader (``onnx_read``) and this writer share nothing but the wire format:
 reading must survive any bytes, writing only ever sees what the builder made.
 Field numbers are those of ``onnx.proto`` (ModelProto, GraphProto, NodeProto,
 AttributeProto, TensorProto, ValueInfoProto, TypeProto, TensorShapeProto).

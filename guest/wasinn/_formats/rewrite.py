@@ -31,7 +31,7 @@ error). IR models get the same rank-0 and zero-size rewrites on their XML.
 
 Example::
 
-    >>> data, plan = onnx_model(_onnx.read(model_bytes))  # doctest: +SKIP
+    >>> data, plan = onnx_model(onnx_read.read(model_bytes))  # doctest: +SKIP
     >>> plan.scalar_inputs, plan.unsqueezed  # doctest: +SKIP
     (frozenset({'limit'}), frozenset({0}))
 """
@@ -48,9 +48,7 @@ from .._errors import BackendRuntimeError
 from .._host.api import HostOutput
 from .._spec import TensorSpec
 from .._tensor import Tensor
-from . import ir as _ir
-from . import onnx_read as _onnx
-from . import onnx_write as _onnx_write
+from . import ir, onnx_read, onnx_write
 
 
 @dataclass(frozen=True)
@@ -110,7 +108,7 @@ class Plan:
 NOTHING = Plan()
 
 # wasi-nn dtypes the ONNX writer can also express (bf16 included).
-_WRITABLE = frozenset(_dtypes.ITEMSIZE) & frozenset(_onnx_write.ONNX_TYPES)
+_WRITABLE = frozenset(_dtypes.ITEMSIZE) & frozenset(onnx_write.ONNX_TYPES)
 
 
 def _zero_size(spec: TensorSpec) -> bool:
@@ -121,7 +119,7 @@ def _zero_size(spec: TensorSpec) -> bool:
 # ---------------------------------------------------------------- ONNX
 
 
-def onnx_model(info: _onnx.OnnxInfo) -> tuple[bytes, Plan]:
+def onnx_model(info: onnx_read.OnnxInfo) -> tuple[bytes, Plan]:
     """The model ``info`` was read from, rewritten for the host (see the module
     docstring), and its plan. Returns the model's own bytes and ``NOTHING``
     when there is nothing to do.
@@ -167,7 +165,7 @@ def onnx_model(info: _onnx.OnnxInfo) -> tuple[bytes, Plan]:
     for name, spec in scalars.items():
         host = taken.fresh(f"{name}__wasinn_1d")
         host_names[name] = host
-        new_inputs[name] = _onnx_write.value_bytes(_onnx_write.Value(host, spec.dtype, (1,)), "")
+        new_inputs[name] = onnx_write.value_bytes(onnx_write.Value(host, spec.dtype, (1,)), "")
         head_nodes.append(_axis_node("Squeeze", host, name, axes_name, opset))
     for name, spec in folded.items():
         # OpenVINO reads an empty Constant (or initializer) as a scalar, so the
@@ -181,8 +179,8 @@ def onnx_model(info: _onnx.OnnxInfo) -> tuple[bytes, Plan]:
         dims = taken.fresh(f"{name}__wasinn_shape")
         packed = b"".join(d.to_bytes(8, "little") for d in shape)
         head_nodes.append(_constant(dims, "i64", (len(shape),), packed))
-        zero = _onnx_write.Initializer("", spec.dtype, (1,), b"\0" * _dtypes.ITEMSIZE[spec.dtype])
-        attr = _tensor_attr(_onnx_write.tensor_bytes(zero))
+        zero = onnx_write.Initializer("", spec.dtype, (1,), b"\0" * _dtypes.ITEMSIZE[spec.dtype])
+        attr = _tensor_attr(onnx_write.tensor_bytes(zero))
         head_nodes.append(_node_bytes([dims], [name], "ConstantOfShape", [attr]))
     new_outputs: dict[int, bytes] = {}
     for i in out_idx:
@@ -191,7 +189,7 @@ def onnx_model(info: _onnx.OnnxInfo) -> tuple[bytes, Plan]:
         tail_nodes.append(_axis_node("Unsqueeze", spec.name, host, axes_name, opset))
         new_outputs[i] = _output_info(host, spec)
 
-    parts = [_onnx_write.bytes_field(1, n) for n in head_nodes]
+    parts = [onnx_write.bytes_field(1, n) for n in head_nodes]
     out_pos = 0
     for graph_field in graph_fields:
         number, wire, head, _, b = graph_field
@@ -200,19 +198,19 @@ def onnx_model(info: _onnx.OnnxInfo) -> tuple[bytes, Plan]:
             if name in folded:
                 continue
             if name in new_inputs:
-                parts.append(_onnx_write.bytes_field(11, new_inputs[name]))
+                parts.append(onnx_write.bytes_field(11, new_inputs[name]))
                 continue
         elif number == 12 and wire == 2:
             pos, out_pos = out_pos, out_pos + 1
             if pos in new_outputs:
-                parts.append(_onnx_write.bytes_field(12, new_outputs[pos]))
+                parts.append(onnx_write.bytes_field(12, new_outputs[pos]))
                 continue
         parts.append(bytes(data[head:b]))
-    parts += [_onnx_write.bytes_field(1, n) for n in tail_nodes]
+    parts += [onnx_write.bytes_field(1, n) for n in tail_nodes]
     graph = b"".join(parts)
 
     out = [bytes(data[f.head : f.end]) for f in model_fields]
-    out.append(_onnx_write.bytes_field(7, graph))
+    out.append(onnx_write.bytes_field(7, graph))
     notes = [f"rank-0 input {n!r} is passed as shape [1]" for n in scalars]
     notes += [f"rank-0 output {info.outputs[i].name!r} is returned as shape [1]"
               for i in out_idx if info.outputs[i].shape == ()]  # fmt: skip
@@ -229,14 +227,14 @@ def onnx_model(info: _onnx.OnnxInfo) -> tuple[bytes, Plan]:
     return b"".join(out), plan
 
 
-def _is_dropout(node: _onnx.Node) -> bool:
+def _is_dropout(node: onnx_read.Node) -> bool:
     # Without a training_mode input, Dropout is the identity (every opset).
     plain = len(node.inputs) < 3 or node.inputs[2] == ""
     return node.op_type == "Dropout" and node.domain in ("", "ai.onnx") and plain
 
 
 def _dropout_passthrough(
-    nodes: list[_onnx.Node], inputs: set[str], outputs: list[str]
+    nodes: list[onnx_read.Node], inputs: set[str], outputs: list[str]
 ) -> dict[str, str]:
     """Graph inputs an identity Dropout turns straight into a graph output:
     OpenVINO's reader gives the input that output's name."""
@@ -254,7 +252,7 @@ def _dropout_passthrough(
     return found
 
 
-def _unused_ratios(nodes: list[_onnx.Node], inputs: set[str], outputs: list[str]) -> list[str]:
+def _unused_ratios(nodes: list[onnx_read.Node], inputs: set[str], outputs: list[str]) -> list[str]:
     """Graph inputs used only as an identity Dropout's ratio (no effect on anything)."""
     uses: dict[str, int] = {}
     ratio_uses: dict[str, int] = {}
@@ -283,15 +281,15 @@ class _Names:
 
 def _constant(name: str, dtype: str, shape: tuple[int, ...], raw: bytes) -> bytes:
     """A Constant node (opset 1 on) whose ``value`` is the given tensor."""
-    tensor = _onnx_write.tensor_bytes(_onnx_write.Initializer("", dtype, shape, raw))
+    tensor = onnx_write.tensor_bytes(onnx_write.Initializer("", dtype, shape, raw))
     return _node_bytes([], [name], "Constant", [_tensor_attr(tensor)])
 
 
 def _tensor_attr(tensor: bytes) -> bytes:
     """The ``value`` attribute holding a TensorProto."""
     # AttributeProto: name (1), t (5), type (20) = TENSOR (4).
-    head = _onnx_write.bytes_field(1, b"value")
-    return head + _onnx_write.bytes_field(5, tensor) + b"\xa0\x01\x04"
+    head = onnx_write.bytes_field(1, b"value")
+    return head + onnx_write.bytes_field(5, tensor) + b"\xa0\x01\x04"
 
 
 def _axis_node(op: str, src: str, dst: str, axes_name: str, opset: int) -> bytes:
@@ -299,31 +297,31 @@ def _axis_node(op: str, src: str, dst: str, axes_name: str, opset: int) -> bytes
     if opset >= 13:
         return _node_bytes([src, axes_name], [dst], op, [])
     # AttributeProto: name (1), ints (8, packed), type (20) = INTS (7).
-    attr = _onnx_write.bytes_field(1, b"axes") + _onnx_write.bytes_field(8, b"\0") + b"\xa0\x01\x07"
+    attr = onnx_write.bytes_field(1, b"axes") + onnx_write.bytes_field(8, b"\0") + b"\xa0\x01\x07"
     return _node_bytes([src], [dst], op, [attr])
 
 
 def _node_bytes(
     inputs: Iterable[str], outputs: Iterable[str], op: str, attrs: list[bytes]
 ) -> bytes:
-    parts = [_onnx_write.bytes_field(1, n.encode()) for n in inputs]
-    parts += [_onnx_write.bytes_field(2, n.encode()) for n in outputs]
-    parts.append(_onnx_write.bytes_field(4, op.encode()))
-    parts += [_onnx_write.bytes_field(5, a) for a in attrs]
+    parts = [onnx_write.bytes_field(1, n.encode()) for n in inputs]
+    parts += [onnx_write.bytes_field(2, n.encode()) for n in outputs]
+    parts.append(onnx_write.bytes_field(4, op.encode()))
+    parts += [onnx_write.bytes_field(5, a) for a in attrs]
     return b"".join(parts)
 
 
 def _output_info(name: str, spec: TensorSpec) -> bytes:
     """The ValueInfoProto of an unsqueezed output: [1, *shape], or no shape."""
     shape = None if spec.shape is None else (1, *spec.shape)
-    return _onnx_write.value_bytes(_onnx_write.Value(name, spec.dtype, shape), f"{name}_")
+    return onnx_write.value_bytes(onnx_write.Value(name, spec.dtype, shape), f"{name}_")
 
 
 # ---------------------------------------------------------------- OpenVINO IR
 
 
 def ir_model(
-    xml: bytes, weights: bytes, info: _ir.IRInfo, where: str = "the model"
+    xml: bytes, weights: bytes, info: ir.IRInfo, where: str = "the model"
 ) -> tuple[bytes, bytes, Plan]:
     """The IR rewritten for the host (rank-0 inputs and outputs, zero-size
     inputs; see the module docstring), and its plan.
@@ -339,7 +337,7 @@ def ir_model(
     out_idx = [i for i, s in enumerate(info.outputs) if s.shape == ()]
     if not (scalar_in or zero_in or out_idx):
         return xml, weights, NOTHING
-    root = ET.fromstring(xml)  # _ir.read parsed these bytes already: no error here
+    root = ET.fromstring(xml)  # ir.read parsed these bytes already: no error here
     layers = root.find("layers")
     edges = root.find("edges")
     if layers is None:
@@ -480,7 +478,7 @@ def for_host(
     outputs: list[TensorSpec] | None,
     where: str,
     *,
-    onnx: _onnx.OnnxInfo | None = None,
+    onnx: onnx_read.OnnxInfo | None = None,
     has_dropout: bool | None = None,
 ) -> tuple[list[bytes], Plan]:
     """The model parts the host should get, and the plan for each call.
@@ -527,7 +525,7 @@ def _rewrite(
     inputs: list[TensorSpec],
     outputs: list[TensorSpec],
     where: str,
-    onnx: _onnx.OnnxInfo | None,
+    onnx: onnx_read.OnnxInfo | None,
     has_dropout: bool | None,
 ) -> tuple[list[bytes], Plan]:
     if encoding == "onnx" and len(parts) == 1:
@@ -536,14 +534,14 @@ def _rewrite(
         )
         if not maybe:
             if onnx is None and has_dropout is None:
-                onnx = _onnx.read(parts[0], where)
+                onnx = onnx_read.read(parts[0], where)
             if not (onnx.uses_op("Dropout") if onnx is not None else has_dropout):
                 return parts, NOTHING  # the common case
-        info = onnx if onnx is not None else _onnx.read(parts[0], where)
+        info = onnx if onnx is not None else onnx_read.read(parts[0], where)
         data, plan = onnx_model(info)
         return [data], plan
-    if encoding == "openvino" and len(parts) == 2 and _ir.looks_like_ir(parts[0]):
-        info_ir = _ir.IRInfo(inputs, outputs, 0)
+    if encoding == "openvino" and len(parts) == 2 and ir.looks_like_ir(parts[0]):
+        info_ir = ir.IRInfo(inputs, outputs, 0)
         xml, weights, plan = ir_model(parts[0], parts[1], info_ir, where)
         return [xml, weights], plan
     return parts, NOTHING

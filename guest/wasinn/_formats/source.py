@@ -9,8 +9,7 @@ from typing import Union
 
 from .._errors import ModelFormatError, ValidationError
 from .._spec import TensorSpec
-from . import ir as _ir
-from . import onnx_read as _onnx
+from . import ir, onnx_read
 
 Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, Sequence[bytes]]
 
@@ -23,7 +22,7 @@ class Resolved:
     """A model ready for the host: parts, encoding and what it declares.
 
     ``metadata`` holds the model's own key/value strings: ONNX
-    ``metadata_props`` or IR ``rt_info`` (see ``_onnx`` and ``_ir``); it is
+    ``metadata_props`` or IR ``rt_info`` (see ``onnx_read`` and ``ir``); it is
     empty for formats wasinn does not read.
 
     >>> resolve("model.onnx", None).metadata  # doctest: +SKIP
@@ -37,7 +36,7 @@ class Resolved:
     outputs: list[TensorSpec] | None = None
     metadata: dict[str, str] = field(default_factory=dict)
     #: The parse of an ONNX model's bytes, kept so that nothing reads them again.
-    onnx: _onnx.OnnxInfo | None = None
+    onnx: onnx_read.OnnxInfo | None = None
 
 
 def resolve(source: Source, encoding: str | None) -> Resolved:
@@ -82,12 +81,12 @@ def _from_path(path: str, encoding: str | None) -> Resolved:
             raise _foreign(kind, label, label)
         encoding = sniff(model, label)
     parts = [model]
-    if encoding == "openvino" and _ir.looks_like_ir(model):
+    if encoding == "openvino" and ir.looks_like_ir(model):
         weights = stem + ".bin"
         if os.path.exists(weights):
             parts.append(read_file(weights, "weights file"))
         else:
-            info = _ir.read(model, label)
+            info = ir.read(model, label)
             if info.weights_needed:
                 raise FileNotFoundError(
                     f"{label} needs {info.weights_needed} bytes of weights from "
@@ -147,7 +146,7 @@ def _foreign(kind: str, label: str, name: str) -> ModelFormatError:
 
 
 def sniff(head: bytes, label: str) -> str:
-    if _ir.looks_like_ir(head):
+    if ir.looks_like_ir(head):
         return "openvino"
     kind = _foreign_kind(head, "")
     if kind is not None:
@@ -168,14 +167,14 @@ def _from_parts(parts: list[bytes], encoding: str, label: str) -> Resolved:
     if encoding == "openvino" and parts[0][4:8] == b"TFL3":
         # OpenVINO reads TFLite from a file, never from the memory wasi-nn passes.
         raise _foreign("TFLite model", label, _FOREIGN_NAMES["TFLite model"])
-    if encoding == "openvino" and _ir.looks_like_ir(parts[0]):
+    if encoding == "openvino" and ir.looks_like_ir(parts[0]):
         if len(parts) == 1:
             parts.append(b"")
         if len(parts) != 2:
             raise ValidationError(
                 f"an OpenVINO IR model is 2 parts, [xml, weights]; {label} has {len(parts)}"
             )
-        info = _ir.read(parts[0], label)
+        info = ir.read(parts[0], label)
         if info.weights_needed > len(parts[1]):
             raise ModelFormatError(
                 f"{label} reads {info.weights_needed} bytes of weights, but the weights are "
@@ -191,7 +190,7 @@ def _from_parts(parts: list[bytes], encoding: str, label: str) -> Resolved:
             raise ValidationError(f"an ONNX model is 1 part; {label} has {len(parts)}")
         if not parts[0]:
             raise ModelFormatError(f"{label} is empty, not an ONNX model")
-        onnx = _onnx.read(parts[0], label)
+        onnx = onnx_read.read(parts[0], label)
         resolved.inputs, resolved.outputs = onnx.inputs, onnx.outputs
         resolved.metadata = onnx.metadata
         resolved.onnx = onnx

@@ -1,6 +1,6 @@
 """The interface between wasinn's logic and whatever reaches wasi-nn.
 
-Inside a component ``_host`` implements it over the generated bindings; in
+Inside a component ``wasi`` implements it over the generated bindings; in
 native unit tests a fake does (``tests/fake_host.py`` without any dependency,
 ``tests/ov_host.py`` backed by OpenVINO's Python API). Everything that crosses
 this interface is a plain Python value or an opaque handle, so the logic

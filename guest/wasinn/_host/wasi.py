@@ -3,7 +3,7 @@
 Everything above this layer deals in plain Python values (names, shapes,
 dtype strings, ``bytes``, wasinn Tensors) so that it imports and unit-tests in
 normal CPython, where the fakes in ``tests/`` stand in for this module
-(``_hostapi.HostLayer`` is the interface both sides implement). Every value
+(``api.HostLayer`` is the interface both sides implement). Every value
 reaching a binding here has been checked already: a wrong Python type passed
 to a binding aborts the whole component.
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from .. import _jpeg_codec
 from .._errors import ImageError
-from . import exif as _exif
+from . import exif
 from .core import MAX_PIXELS, ImageInfo, check_size
 
 __all__ = ["decode_jpeg", "encode_jpeg", "probe_jpeg"]
@@ -52,10 +52,10 @@ def decode_jpeg(
         check_size(name, width, height, max_pixels)
 
     try:
-        width, height, channels, pixels, exif = _jpeg_codec.decode(data, check)
+        width, height, channels, pixels, app1 = _jpeg_codec.decode(data, check)
     except _jpeg_codec.Error as exc:
         raise ImageError(f"{name} is {exc}") from None
-    return width, height, channels, pixels, {"orientation": _exif.orientation(exif)}
+    return width, height, channels, pixels, {"orientation": exif.orientation(app1)}
 
 
 def probe_jpeg(data: bytes, name: str) -> ImageInfo:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from .. import _png_codec
 from .._errors import ImageError
-from . import exif as _exif
+from . import exif
 from .core import ImageInfo, check_size
 
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -69,7 +69,7 @@ def decode_png(data: bytes, name: str, max_pixels: int) -> tuple[int, int, int, 
         pixels,
         {
             "format": "png",
-            "orientation": _exif.chunk_orientation(_exif_chunk(data)),
+            "orientation": exif.chunk_orientation(_exif_chunk(data)),
         },
     )
 

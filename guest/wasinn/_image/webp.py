@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from .. import _webp_codec
 from .._errors import ImageError
-from . import exif as _exif
+from . import exif
 from .core import ImageInfo, check_size
 
 Info = dict[str, object]
@@ -74,7 +74,7 @@ def decode_webp(data: bytes, name: str, max_pixels: int) -> tuple[int, int, int,
         pixels = _webp_codec.decode(data, channels)
     except ValueError as exc:
         raise ImageError(f"{name} {exc}") from None
-    orientation = _exif.chunk_orientation(_exif_chunk(data))
+    orientation = exif.chunk_orientation(_exif_chunk(data))
     return (
         width,
         height,

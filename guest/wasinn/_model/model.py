@@ -9,14 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _dtypes, _errors, _limits, _numpy, _spec
 from .._errors import BackendRuntimeError, ClosedError, ValidationError
-from .._formats import describe as _describe
-from .._formats import rewrite as _rewrite
-from .._formats import source as _source
+from .._formats import describe, rewrite
+from .._formats.source import Source
 from .._host.api import Handle
 from .._host.host import Host, default_host, targets
 from .._spec import Feeds, TensorLike, TensorSpec
 from .._tensor import Tensor
-from . import fuse as _fuse
+from . import fuse
 from .prepare import Prepared, prepare
 
 if TYPE_CHECKING:
@@ -61,7 +60,7 @@ class _Graph:
         self.sessions: weakref.WeakSet[Session] = weakref.WeakSet()
         # How the model was rewritten for the host (see _rewrite), and so how
         # each call's inputs and outputs are adapted.
-        self.plan = _rewrite.NOTHING
+        self.plan = rewrite.NOTHING
 
     def close(self) -> None:
         """Release every session's context, then the graph."""
@@ -147,7 +146,7 @@ class Session(_Resource):
         if self._closed:
             self._check_open()
         plan = graph.plan
-        if plan is _rewrite.NOTHING:
+        if plan is rewrite.NOTHING:
             feeds = _spec.feeds(inputs, graph.inputs)
         else:
             feeds = plan.host_feeds(
@@ -337,7 +336,7 @@ class Model(_Resource):
         inputs: list[TensorSpec] | None,
         outputs: list[TensorSpec] | None,
         metadata: dict[str, str],
-        plan: _rewrite.Plan = _rewrite.NOTHING,
+        plan: rewrite.Plan = rewrite.NOTHING,
     ) -> Model:
         self = object.__new__(cls)
         self._graph = _Graph(handle, host, name, inputs, outputs, metadata)
@@ -357,12 +356,12 @@ class Model(_Resource):
     @classmethod
     def load(
         cls,
-        source: _source.Source,
+        source: Source,
         *,
         encoding: str | None = None,
         target: str | Sequence[str] = "cpu",
-        preprocess: _fuse.Preprocess | None = None,
-        postprocess: _fuse.Postprocess | None = None,
+        preprocess: fuse.Preprocess | None = None,
+        postprocess: fuse.Postprocess | None = None,
     ) -> Model:
         """Load a model into the host.
 
@@ -410,7 +409,7 @@ class Model(_Resource):
         return load(prepare(source, encoding, preprocess, postprocess), default_host(), target)
 
     @classmethod
-    def load_by_name(cls, name: str, *, metadata: _source.Source | None = None) -> Model:
+    def load_by_name(cls, name: str, *, metadata: Source | None = None) -> Model:
         """Load a model the host registered under ``name``.
 
         With the wasmtime CLI, ``-S nn-graph=openvino::DIR`` registers
@@ -440,7 +439,7 @@ class Model(_Resource):
         """
         if not isinstance(name, str) or not name:
             raise ValidationError(f"load_by_name needs a non-empty model name, not {name!r}")
-        described = _describe.describe(metadata) if metadata is not None else None
+        described = describe.describe(metadata) if metadata is not None else None
         host = default_host()
         graph = host.load_by_name(name, f"loading the host's model {name!r}")
         if described is None:
@@ -455,7 +454,7 @@ class Model(_Resource):
             described.inputs,
             described.outputs,
             described.metadata,
-            _rewrite.unrewritten(described.outputs),
+            rewrite.unrewritten(described.outputs),
         )
 
     # ------------------------------------------------------------ metadata
