@@ -524,7 +524,8 @@ def write_report(
         "## Cases passing in the guest thanks to wasinn's model rewrites",
         "",
         "The wasmtime host cannot carry these cases as the model declares them; wasinn rewrites "
-        "the model before loading it (see `guest/wasinn/_formats/rewrite.py`). A case may need several.",
+        "the model before loading it (see `guest/wasinn/_formats/rewrite.py`). "
+        "A case may need several.",
         "",
         "| rewrite | passing cases it applies to |",
         "|---|---|",
