@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
 from .. import _dtypes
@@ -116,6 +116,31 @@ def _zero_size(spec: TensorSpec) -> bool:
     return bool(static) and static is not None and math.prod(static) == 0
 
 
+def _plan(
+    outputs: list[TensorSpec],
+    host_names: dict[str, str],
+    scalars: Collection[str],
+    folded: Collection[str],
+    unsqueezed: Collection[int],
+) -> Plan:
+    """The plan of a rewritten model (ONNX or IR), with its notes in words."""
+    notes = [f"rank-0 input {n!r} is passed as shape [1]" for n in scalars]
+    # An output of undeclared rank is unsqueezed too, but may not be a scalar.
+    notes += [f"rank-0 output {outputs[i].name!r} is returned as shape [1]"
+              for i in sorted(unsqueezed) if outputs[i].shape == ()]  # fmt: skip
+    notes += [f"input {n!r} is folded into the model as a constant" for n in folded]
+    # The scalars' host names are said above; these are only renamed (Dropout).
+    notes += [f"input {n!r} is fed under the host's name {t!r}"
+              for n, t in host_names.items() if n not in scalars]  # fmt: skip
+    return Plan(
+        host_names=host_names,
+        scalar_inputs=frozenset(scalars),
+        folded=frozenset(folded),
+        unsqueezed=frozenset(unsqueezed),
+        notes=tuple(notes),
+    )
+
+
 # ---------------------------------------------------------------- ONNX
 
 
@@ -125,6 +150,39 @@ def onnx_model(info: onnx_read.OnnxInfo) -> tuple[bytes, Plan]:
     when there is nothing to do.
     """
     data = info.data
+    changes = _onnx_changes(info)
+    if changes is None:
+        return data, NOTHING
+    edits = _onnx_edits(info, changes, _Names(data))
+    graph = _onnx_graph(info, data, changes, edits)
+    model_fields = [f for f in info.model_fields if f.number != 7]  # copied as they are
+    out = [bytes(data[f.head : f.end]) for f in model_fields]
+    out.append(onnx_write.bytes_field(7, graph))
+    host_names = {**changes.renamed, **edits.host_names}
+    plan = _plan(info.outputs, host_names, changes.scalars, changes.folded, changes.unsqueezed)
+    return b"".join(out), plan
+
+
+@dataclass(frozen=True)
+class _OnnxChanges:
+    """What an ONNX rewrite changes, decided before any bytes are written.
+
+    ``scalars``: rank-0 inputs to feed as [1]; ``folded``: inputs to make
+    constants (both name -> spec, in the model's order); ``unsqueezed``:
+    indices of outputs to give a leading axis; ``renamed``: inputs the host
+    knows by a Dropout output's name. ``opset``: the model's (known) opset.
+    """
+
+    opset: int
+    scalars: dict[str, TensorSpec]
+    folded: dict[str, TensorSpec]
+    unsqueezed: list[int]
+    renamed: dict[str, str]
+
+
+def _onnx_changes(info: onnx_read.OnnxInfo) -> _OnnxChanges | None:
+    """What the host cannot take in the model as it is (see the module
+    docstring), or ``None`` when that is nothing or the opset is unknown."""
     scalar_in = [s for s in info.inputs if s.shape == () and s.dtype in _WRITABLE]
     zero_in = [s for s in info.inputs if _zero_size(s) and s.dtype in _WRITABLE]
     out_idx = [
@@ -133,98 +191,112 @@ def onnx_model(info: onnx_read.OnnxInfo) -> tuple[bytes, Plan]:
         if (s.shape is None or s.shape == ()) and s.dtype in _dtypes.ITEMSIZE
     ]
     if info.opset is None or not (scalar_in or zero_in or out_idx or info.uses_op("Dropout")):
-        return data, NOTHING
-    model_fields = [f for f in info.model_fields if f.number != 7]  # copied as they are
-    graph_fields = info.graph_fields
+        return None
     nodes = info.nodes()
     graph_inputs = {s.name for s in info.inputs}
     graph_outputs = [s.name for s in info.outputs]
-    host_names: dict[str, str] = {}
+    renamed: dict[str, str] = {}
     folded = {s.name: s for s in zero_in} if info.opset >= 9 else {}
     scalars = {s.name: s for s in scalar_in if s.name not in folded}
     for name, target in _dropout_passthrough(nodes, graph_inputs, graph_outputs).items():
         if name not in scalars:
-            host_names[name] = target
+            renamed[name] = target
     for name in _unused_ratios(nodes, graph_inputs, graph_outputs):
         spec = next(s for s in info.inputs if s.name == name)
         if spec.static_shape is not None and spec.dtype in _WRITABLE:
             folded[name] = spec
             scalars.pop(name, None)
-    if not (scalars or folded or out_idx or host_names):
-        return data, NOTHING
+    if not (scalars or folded or out_idx or renamed):
+        return None
+    return _OnnxChanges(info.opset, scalars, folded, out_idx, renamed)
 
-    taken = _Names(data)
-    opset = info.opset
+
+@dataclass(frozen=True)
+class _OnnxEdits:
+    """The serialized parts an ONNX rewrite adds: NodeProtos before (``head``)
+    and after (``tail``) the graph's own, the ValueInfoProtos that replace
+    graph inputs (by name) and outputs (by index), and the fresh names the
+    scalar inputs take on the host (``host_names``)."""
+
+    head: list[bytes]
+    tail: list[bytes]
+    inputs: dict[str, bytes]
+    outputs: dict[int, bytes]
+    host_names: dict[str, str]
+
+
+def _onnx_edits(info: onnx_read.OnnxInfo, changes: _OnnxChanges, taken: _Names) -> _OnnxEdits:
+    """The nodes, inputs and outputs that carry out ``changes``: a Squeeze
+    after each [1] input, the folded inputs' constants, and an Unsqueeze
+    before each unsqueezed output."""
+    opset = changes.opset
     head_nodes: list[bytes] = []
     tail_nodes: list[bytes] = []
     axes_name = ""
-    if opset >= 13 and (scalars or out_idx):
+    if opset >= 13 and (changes.scalars or changes.unsqueezed):
         axes_name = taken.fresh("wasinn_axes0")
         head_nodes.append(_constant(axes_name, "i64", (1,), b"\0" * 8))
+    host_names: dict[str, str] = {}
     new_inputs: dict[str, bytes] = {}
-    for name, spec in scalars.items():
+    for name, spec in changes.scalars.items():
         host = taken.fresh(f"{name}__wasinn_1d")
         host_names[name] = host
         new_inputs[name] = onnx_write.value_bytes(onnx_write.Value(host, spec.dtype, (1,)), "")
         head_nodes.append(_axis_node("Squeeze", host, name, axes_name, opset))
-    for name, spec in folded.items():
-        # OpenVINO reads an empty Constant (or initializer) as a scalar, so the
-        # value is made by ConstantOfShape instead; a non-empty one (a Dropout
-        # ratio) is a plain Constant.
-        shape = spec.static_shape or ()
-        size = math.prod(shape) * _dtypes.ITEMSIZE[spec.dtype]
-        if size:
-            head_nodes.append(_constant(name, spec.dtype, shape, b"\0" * size))
-            continue
-        dims = taken.fresh(f"{name}__wasinn_shape")
-        packed = b"".join(d.to_bytes(8, "little") for d in shape)
-        head_nodes.append(_constant(dims, "i64", (len(shape),), packed))
-        zero = onnx_write.Initializer("", spec.dtype, (1,), b"\0" * _dtypes.ITEMSIZE[spec.dtype])
-        attr = _tensor_attr(onnx_write.tensor_bytes(zero))
-        head_nodes.append(_node_bytes([dims], [name], "ConstantOfShape", [attr]))
+    for name, spec in changes.folded.items():
+        head_nodes += _folded_nodes(name, spec, taken)
     new_outputs: dict[int, bytes] = {}
-    for i in out_idx:
+    for i in changes.unsqueezed:
         spec = info.outputs[i]
         host = taken.fresh(f"{spec.name}__wasinn_1d")
         tail_nodes.append(_axis_node("Unsqueeze", spec.name, host, axes_name, opset))
         new_outputs[i] = _output_info(host, spec)
+    return _OnnxEdits(head_nodes, tail_nodes, new_inputs, new_outputs, host_names)
 
-    parts = [onnx_write.bytes_field(1, n) for n in head_nodes]
+
+def _folded_nodes(name: str, spec: TensorSpec, taken: _Names) -> list[bytes]:
+    """The nodes that compute folded input ``name``: zeros of its static shape."""
+    # OpenVINO reads an empty Constant (or initializer) as a scalar, so the
+    # value is made by ConstantOfShape instead; a non-empty one (a Dropout
+    # ratio) is a plain Constant.
+    shape = spec.static_shape or ()
+    size = math.prod(shape) * _dtypes.ITEMSIZE[spec.dtype]
+    if size:
+        return [_constant(name, spec.dtype, shape, b"\0" * size)]
+    dims = taken.fresh(f"{name}__wasinn_shape")
+    packed = b"".join(d.to_bytes(8, "little") for d in shape)
+    nodes = [_constant(dims, "i64", (len(shape),), packed)]
+    zero = onnx_write.Initializer("", spec.dtype, (1,), b"\0" * _dtypes.ITEMSIZE[spec.dtype])
+    attr = _tensor_attr(onnx_write.tensor_bytes(zero))
+    nodes.append(_node_bytes([dims], [name], "ConstantOfShape", [attr]))
+    return nodes
+
+
+def _onnx_graph(
+    info: onnx_read.OnnxInfo, data: bytes, changes: _OnnxChanges, edits: _OnnxEdits
+) -> bytes:
+    """The rewritten GraphProto: the head nodes, the graph's own fields (with
+    folded inputs left out and the edited inputs and outputs replaced), then
+    the tail nodes."""
+    parts = [onnx_write.bytes_field(1, n) for n in edits.head]
     out_pos = 0
-    for graph_field in graph_fields:
+    for graph_field in info.graph_fields:
         number, wire, head, _, b = graph_field
         if number == 11 and wire == 2:
             name = info.value_name(graph_field)
-            if name in folded:
+            if name in changes.folded:
                 continue
-            if name in new_inputs:
-                parts.append(onnx_write.bytes_field(11, new_inputs[name]))
+            if name in edits.inputs:
+                parts.append(onnx_write.bytes_field(11, edits.inputs[name]))
                 continue
         elif number == 12 and wire == 2:
             pos, out_pos = out_pos, out_pos + 1
-            if pos in new_outputs:
-                parts.append(onnx_write.bytes_field(12, new_outputs[pos]))
+            if pos in edits.outputs:
+                parts.append(onnx_write.bytes_field(12, edits.outputs[pos]))
                 continue
         parts.append(bytes(data[head:b]))
-    parts += [onnx_write.bytes_field(1, n) for n in tail_nodes]
-    graph = b"".join(parts)
-
-    out = [bytes(data[f.head : f.end]) for f in model_fields]
-    out.append(onnx_write.bytes_field(7, graph))
-    notes = [f"rank-0 input {n!r} is passed as shape [1]" for n in scalars]
-    notes += [f"rank-0 output {info.outputs[i].name!r} is returned as shape [1]"
-              for i in out_idx if info.outputs[i].shape == ()]  # fmt: skip
-    notes += [f"input {n!r} is folded into the model as a constant" for n in folded]
-    notes += [f"input {n!r} is fed under the host's name {t!r}"
-              for n, t in host_names.items() if n not in scalars]  # fmt: skip
-    plan = Plan(
-        host_names=host_names,
-        scalar_inputs=frozenset(scalars),
-        folded=frozenset(folded),
-        unsqueezed=frozenset(out_idx),
-        notes=tuple(notes),
-    )
-    return b"".join(out), plan
+    parts += [onnx_write.bytes_field(1, n) for n in edits.tail]
+    return b"".join(parts)
 
 
 def _is_dropout(node: onnx_read.Node) -> bool:
@@ -338,61 +410,125 @@ def ir_model(
     if not (scalar_in or zero_in or out_idx):
         return xml, weights, NOTHING
     root = ET.fromstring(xml)  # ir.read parsed these bytes already: no error here
+    graph = _ir_graph(root, xml, weights)
+    if graph is None:
+        return xml, weights, NOTHING
+    host_names, scalars, folded = _ir_inputs(graph, info.inputs, scalar_in, zero_in)
+    unsqueezed = _ir_outputs(graph, out_idx)
+    if not (scalars or folded or unsqueezed):
+        return xml, weights, NOTHING
+    plan = _plan(info.outputs, host_names, scalars, folded, unsqueezed)
+    return ET.tostring(root, encoding="utf-8"), weights + bytes(graph.extra), plan
+
+
+@dataclass
+class _IRGraph:
+    """An IR's layers and edges as they are being rewritten, with what new
+    layers take: fresh layer ids (``next_id``), fresh names (``taken``), and
+    the bytes appended to the ``weights_size`` bytes of weights (``extra``)."""
+
+    layers: ET.Element
+    edges: ET.Element
+    next_id: Iterator[int]
+    taken: _Names
+    weights_size: int
+    extra: bytearray = field(default_factory=bytearray)
+
+    def new_id(self) -> str:
+        """A layer id no layer has."""
+        return str(next(self.next_id))
+
+    def offset(self) -> int:
+        """Where the next bytes appended to the weights start."""
+        return self.weights_size + len(self.extra)
+
+
+def _ir_graph(root: ET.Element, xml: bytes, weights: bytes) -> _IRGraph | None:
+    """The IR of ``root`` (parsed from ``xml``) ready for edits, or ``None``
+    when it has no layers."""
     layers = root.find("layers")
     edges = root.find("edges")
     if layers is None:
-        return xml, weights, NOTHING
+        return None
     if edges is None:
         edges = ET.SubElement(root, "edges")
     ids = [int(x) for x in (layer.get("id", "") for layer in layers) if x.isdigit()]
     next_id = iter(range(max(ids, default=-1) + 1, 1 << 62))
-    extra = bytearray()
-    taken = _Names(xml)
+    return _IRGraph(layers, edges, next_id, _Names(xml), len(weights))
+
+
+def _ir_inputs(
+    graph: _IRGraph, inputs: list[TensorSpec], scalar_in: set[str], zero_in: set[str]
+) -> tuple[dict[str, str], set[str], set[str]]:
+    """Folds the zero-size Parameters and gives the rank-0 ones a Squeeze;
+    returns the host names of the scalars, the scalars, and the folded inputs."""
     host_names: dict[str, str] = {}
     scalars: set[str] = set()
     folded: set[str] = set()
-    unsqueezed: set[int] = set()
-    results = [layer for layer in layers if layer.get("type") == "Result"]
-    params = [layer for layer in layers if layer.get("type") == "Parameter"]
-    for layer, spec in zip(params, info.inputs, strict=False):
+    params = [layer for layer in graph.layers if layer.get("type") == "Parameter"]
+    for layer, spec in zip(params, inputs, strict=False):
         port = _first_port(layer, "output")
         data = layer.find("data")
         if port is None or data is None:
             continue
-        lid, pid = layer.get("id", ""), port.get("id", "")
         if spec.name in zero_in:
-            offset = len(weights) + len(extra)
-            layer.set("type", "Const")
-            layer.set("version", "opset1")
-            shape = data.get("shape", "")
-            element = data.get("element_type", "")
-            data.attrib.clear()
-            data.attrib.update(
-                {"element_type": element, "shape": shape, "offset": str(offset), "size": "0"}
-            )
+            _ir_fold(graph, layer, data)
             folded.add(spec.name)
         elif spec.name in scalar_in:
-            host = taken.fresh(f"{spec.name}__wasinn_1d")
-            sid = str(next(next_id))
-            names = port.get("names")
-            data.set("shape", "1")
-            ET.SubElement(port, "dim").text = "1"
-            port.set("names", host.replace(",", "\\,"))
-            squeeze = _ir_layer(layers, sid, f"{layer.get('name', '')}/wasinn_squeeze", "Squeeze")
-            _ir_port(squeeze, "input", "0", port.get("precision"), [1])
-            out = _ir_port(squeeze, "output", "1", port.get("precision"), [])
-            if names is not None:
-                out.set("names", names)
-            for edge in edges:
-                if edge.get("from-layer") == lid and edge.get("from-port") == pid:
-                    edge.set("from-layer", sid)
-                    edge.set("from-port", "1")
-            _ir_edge(edges, lid, pid, sid, "0")
-            host_names[spec.name] = host
+            host_names[spec.name] = _ir_squeeze(graph, layer, port, data, spec.name)
             scalars.add(spec.name)
-    producers = {(e.get("to-layer"), e.get("to-port")): e for e in edges}
+    return host_names, scalars, folded
+
+
+def _ir_fold(graph: _IRGraph, layer: ET.Element, data: ET.Element) -> None:
+    """Makes zero-size Parameter ``layer`` (``data`` its data) an empty Const."""
+    offset = graph.offset()
+    layer.set("type", "Const")
+    layer.set("version", "opset1")
+    shape = data.get("shape", "")
+    element = data.get("element_type", "")
+    data.attrib.clear()
+    data.attrib.update(
+        {"element_type": element, "shape": shape, "offset": str(offset), "size": "0"}
+    )
+
+
+def _ir_squeeze(
+    graph: _IRGraph, layer: ET.Element, port: ET.Element, data: ET.Element, name: str
+) -> str:
+    """Makes rank-0 Parameter ``layer`` (output ``port``, ``data`` its data)
+    a [1] Parameter under a fresh name, followed by a Squeeze that takes over
+    its names and its edges; returns the fresh name."""
+    lid, pid = layer.get("id", ""), port.get("id", "")
+    host = graph.taken.fresh(f"{name}__wasinn_1d")
+    sid = graph.new_id()
+    names = port.get("names")
+    data.set("shape", "1")
+    ET.SubElement(port, "dim").text = "1"
+    port.set("names", host.replace(",", "\\,"))
+    squeeze = _ir_layer(graph.layers, sid, f"{layer.get('name', '')}/wasinn_squeeze", "Squeeze")
+    _ir_port(squeeze, "input", "0", port.get("precision"), [1])
+    out = _ir_port(squeeze, "output", "1", port.get("precision"), [])
+    if names is not None:
+        out.set("names", names)
+    for edge in graph.edges:
+        if edge.get("from-layer") == lid and edge.get("from-port") == pid:
+            edge.set("from-layer", sid)
+            edge.set("from-port", "1")
+    _ir_edge(graph.edges, lid, pid, sid, "0")
+    return host
+
+
+def _ir_outputs(graph: _IRGraph, out_idx: list[int]) -> set[int]:
+    """Gives the rank-0 Results at ``out_idx`` an Unsqueeze where the IR lets
+    it (the Result has an input port and an edge into it); returns their indices."""
+    unsqueezed: set[int] = set()
+    results = [layer for layer in graph.layers if layer.get("type") == "Result"]
+    producers = {(e.get("to-layer"), e.get("to-port")): e for e in graph.edges}
     out_ports = {
-        (layer.get("id"), p.get("id")): p for layer in layers for p in layer.iterfind("output/port")
+        (layer.get("id"), p.get("id")): p
+        for layer in graph.layers
+        for p in layer.iterfind("output/port")
     }
     for i in out_idx:
         if i >= len(results):
@@ -406,34 +542,34 @@ def ir_model(
             continue
         src = out_ports.get((feed.get("from-layer"), feed.get("from-port")))
         precision = (src if src is not None else rport).get("precision")
-        cid, uid = str(next(next_id)), str(next(next_id))
-        offset = len(weights) + len(extra)
-        extra += bytes(8)  # the axis, 0, as one i64
-        const = _ir_layer(layers, cid, f"{result.get('name', '')}/wasinn_axis", "Const")
-        ET.SubElement(
-            const, "data",
-            {"element_type": "i64", "shape": "1", "offset": str(offset), "size": "8"},
-        )  # fmt: skip
-        _ir_port(const, "output", "0", "I64", [1])
-        unsq = _ir_layer(layers, uid, f"{result.get('name', '')}/wasinn_unsqueeze", "Unsqueeze")
-        _ir_port(unsq, "input", "0", precision, [])
-        _ir_port(unsq, "input", "1", "I64", [1])
-        _ir_port(unsq, "output", "2", precision, [1])
-        ET.SubElement(rport, "dim").text = "1"
-        feed.set("to-layer", uid)
-        feed.set("to-port", "0")
-        _ir_edge(edges, cid, "0", uid, "1")
-        _ir_edge(edges, uid, "2", result.get("id", ""), rport.get("id", ""))
+        _ir_unsqueeze(graph, result, rport, feed, precision)
         unsqueezed.add(i)
-    if not (scalars or folded or unsqueezed):
-        return xml, weights, NOTHING
-    notes = [f"rank-0 input {n!r} is passed as shape [1]" for n in scalars]
-    notes += [f"rank-0 output {info.outputs[i].name!r} is returned as shape [1]"
-              for i in sorted(unsqueezed)]  # fmt: skip
-    notes += [f"input {n!r} is folded into the model as a constant" for n in folded]
-    plan = Plan(host_names, frozenset(scalars), frozenset(folded), frozenset(unsqueezed),
-                tuple(notes))  # fmt: skip
-    return ET.tostring(root, encoding="utf-8"), weights + bytes(extra), plan
+    return unsqueezed
+
+
+def _ir_unsqueeze(
+    graph: _IRGraph, result: ET.Element, rport: ET.Element, feed: ET.Element, precision: str | None
+) -> None:
+    """Inserts an Unsqueeze on axis 0 into ``feed``, the edge into ``result``'s
+    input ``rport``; the axis is a Const read from the end of the weights."""
+    cid, uid = graph.new_id(), graph.new_id()
+    offset = graph.offset()
+    graph.extra += bytes(8)  # the axis, 0, as one i64
+    const = _ir_layer(graph.layers, cid, f"{result.get('name', '')}/wasinn_axis", "Const")
+    ET.SubElement(
+        const, "data",
+        {"element_type": "i64", "shape": "1", "offset": str(offset), "size": "8"},
+    )  # fmt: skip
+    _ir_port(const, "output", "0", "I64", [1])
+    unsq = _ir_layer(graph.layers, uid, f"{result.get('name', '')}/wasinn_unsqueeze", "Unsqueeze")
+    _ir_port(unsq, "input", "0", precision, [])
+    _ir_port(unsq, "input", "1", "I64", [1])
+    _ir_port(unsq, "output", "2", precision, [1])
+    ET.SubElement(rport, "dim").text = "1"
+    feed.set("to-layer", uid)
+    feed.set("to-port", "0")
+    _ir_edge(graph.edges, cid, "0", uid, "1")
+    _ir_edge(graph.edges, uid, "2", result.get("id", ""), rport.get("id", ""))
 
 
 def _first_port(layer: ET.Element, kind: str) -> ET.Element | None:
