@@ -459,12 +459,13 @@ def _ir_graph(root: ET.Element, xml: bytes, weights: bytes) -> _IRGraph | None:
 
 def _ir_inputs(
     graph: _IRGraph, inputs: list[TensorSpec], scalar_in: set[str], zero_in: set[str]
-) -> tuple[dict[str, str], set[str], set[str]]:
+) -> tuple[dict[str, str], list[str], list[str]]:
     """Folds the zero-size Parameters and gives the rank-0 ones a Squeeze;
-    returns the host names of the scalars, the scalars, and the folded inputs."""
+    returns the host names of the scalars, the scalars, and the folded inputs
+    (in the model's order, so that error messages name them in a fixed order)."""
     host_names: dict[str, str] = {}
-    scalars: set[str] = set()
-    folded: set[str] = set()
+    scalars: list[str] = []
+    folded: list[str] = []
     params = [layer for layer in graph.layers if layer.get("type") == "Parameter"]
     for layer, spec in zip(params, inputs, strict=False):
         port = _first_port(layer, "output")
@@ -473,10 +474,10 @@ def _ir_inputs(
             continue
         if spec.name in zero_in:
             _ir_fold(graph, layer, data)
-            folded.add(spec.name)
+            folded.append(spec.name)
         elif spec.name in scalar_in:
             host_names[spec.name] = _ir_squeeze(graph, layer, port, data, spec.name)
-            scalars.add(spec.name)
+            scalars.append(spec.name)
     return host_names, scalars, folded
 
 
