@@ -90,6 +90,11 @@ class Field(NamedTuple):
     end: int
 
 
+# A walk step as a Field without a Python-level constructor call: a model has
+# a field per node, and this runs for each while the model is read.
+_as_field = tuple.__new__
+
+
 @dataclass
 class Node:
     """One NodeProto of the main graph: what it computes from what."""
@@ -289,8 +294,9 @@ class _Reader:
         graph: Spans = []
         metadata: dict[str, str] = {}
         model_fields: list[Field] = []
-        for field, wire, head, a, b in self.walk([(0, len(self.buf))], "ModelProto"):
-            model_fields.append(Field(field, wire, head, a, b))
+        for step in self.walk([(0, len(self.buf))], "ModelProto"):
+            model_fields.append(_as_field(Field, step))
+            field, wire, _, a, b = step
             expect = _MODEL.get(field)
             if expect is None or wire in (1, 5):  # no field wasinn reads is fixed-size
                 continue
@@ -345,8 +351,9 @@ class _Reader:
         initializers: set[str] = set()
         inputs: list[TensorSpec] = []
         outputs: list[TensorSpec] = []
-        for field, wire, head, a, b in self.walk(spans, "GraphProto"):
-            every.append(Field(field, wire, head, a, b))
+        for step in self.walk(spans, "GraphProto"):
+            every.append(_as_field(Field, step))
+            field, wire, head, a, b = step
             expect = _GRAPH.get(field)
             if expect is None or wire in (1, 5):
                 continue
