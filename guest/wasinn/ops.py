@@ -47,6 +47,7 @@ from ._builder import GraphBuilder, load_graph
 from ._errors import ValidationError
 from ._graph import ranking
 from ._graph.core import Operand, Shape
+from ._graph.pooling import COORDINATE_MODES, NEAREST_MODES
 from ._model.cache import ModelCache
 from ._model.model import Model
 from ._tensor import Tensor
@@ -86,6 +87,8 @@ def resize(
     *,
     mode: str = "linear",
     layout: str = "hwc",
+    coordinate_mode: str = "half_pixel",
+    nearest_mode: str | None = None,
 ) -> Tensor:
     """The image resized to ``size`` = (height, width), same dtype and layout.
 
@@ -101,19 +104,35 @@ def resize(
     up (OpenCV's fixed-point arithmetic can be 1 off from that). Takes u8,
     f16 and f32; graphs are those of ``GraphBuilder.resample2d``.
 
+    ``coordinate_mode`` and ``nearest_mode`` choose where pixels are sampled
+    and how nearest-neighbor rounds, as in ``GraphBuilder.resample2d``:
+    ``coordinate_mode="align_corners"`` is torch's ``align_corners=True``;
+    ``mode="nearest", coordinate_mode="asymmetric", nearest_mode="floor"`` is
+    OpenCV's ``INTER_NEAREST`` and torch's ``"nearest"``;
+    ``nearest_mode="round_prefer_ceil"`` is torch's ``"nearest-exact"``.
+
     Example::
 
         thumb = ops.resize(Tensor(rgb, shape=(480, 640, 3), dtype="u8"), (240, 320))
         thumb.shape                 # (240, 320, 3)
+        mask = ops.resize(probs, (512, 512), layout="nchw", coordinate_mode="align_corners")
     """
     op = "ops.resize"
     x, x4, last, (height, width), how = _resize_args(op, image, size, mode, layout)
+    sampling = _sampling(op, how, coordinate_mode, nearest_mode)
     axes = [1, 2] if last else [2, 3]
 
     def make(b: GraphBuilder, v: Operand) -> dict[str, Operand]:
-        return {"y": b.resample2d(v, mode=how, sizes=[height, width], axes=axes)}
+        return {"y": b.resample2d(v, mode=how, sizes=[height, width], axes=axes, **sampling)}
 
-    y = _compute(("resize", how, last, height, width), x4, make)["y"]
+    # Outside WebNN's own sampling, nearest-neighbor indices are exact only in a
+    # graph of static sizes (see resample2d): those get a model for the shape at once.
+    webnn = sampling.get("nearest_mode", "round_prefer_floor") == "round_prefer_floor" and (
+        sampling["coordinate_mode"] == "half_pixel"
+    )
+    exact = how == "nearest-neighbor" and not webnn
+    key = ("resize", how, last, height, width, *sampling.values())
+    y = _compute(key, x4, make, static=exact)["y"]
     return y if x.ndim == 4 else y.reshape(y.shape[1:])
 
 
@@ -353,19 +372,24 @@ def _normalized(
 # ---------------------------------------------------------------- compiling and caching
 
 
-def _compute(key: tuple[Any, ...], x: Tensor, make: _Make) -> dict[str, Tensor]:
+def _compute(
+    key: tuple[Any, ...], x: Tensor, make: _Make, *, static: bool = False
+) -> dict[str, Tensor]:
     """Run the graph ``make`` builds for ``key`` on ``x`` (fed as ``"x"``).
 
     The first calls use a model whose dimensions are all dynamic, shared by
     every shape; for helpers in ``_SPECIALIZED`` the ``_STATIC_AFTER``-th call
-    with one exact shape compiles one for that shape, which the host runs faster.
+    with one exact shape compiles one for that shape, which the host runs
+    faster. ``static`` asks for the exact shape's model from the first call.
     """
     signature = (*key, x.dtype, x.ndim)
     exact = (*signature, x.shape)
     specialized = key[0] in _SPECIALIZED
-    found = exact if specialized else signature
+    found = exact if specialized or static else signature
     model = _models.get(found)
-    if model is None and not specialized:
+    if model is None and static:
+        model = _load(exact, x.shape, x.dtype, make)
+    elif model is None and not specialized:
         model = _load(signature, (None,) * x.ndim, x.dtype, make)
     elif model is None:
         uses = _uses.get(exact, 0) + 1
@@ -496,6 +520,28 @@ def _mode(op: str, mode: Any) -> str:
             f"{op}: mode must be 'linear' or 'nearest-neighbor' ('nearest'), not {mode!r}"
         )
     return how
+
+
+def _sampling(op: str, how: str, coordinate_mode: Any, nearest_mode: Any) -> dict[str, Any]:
+    """``resample2d``'s coordinate_mode and nearest_mode, checked."""
+    if coordinate_mode not in COORDINATE_MODES:
+        raise ValidationError(
+            f"{op}: coordinate_mode must be one of {', '.join(map(repr, COORDINATE_MODES))}, "
+            f"not {coordinate_mode!r}"
+        )
+    if nearest_mode is None:
+        return {"coordinate_mode": coordinate_mode}
+    if how != "nearest-neighbor":
+        raise ValidationError(
+            f"{op}: nearest_mode applies to mode='nearest' only, and the mode is {how!r}; "
+            "leave it out"
+        )
+    if nearest_mode not in NEAREST_MODES:
+        raise ValidationError(
+            f"{op}: nearest_mode must be one of {', '.join(map(repr, NEAREST_MODES))}, "
+            f"not {nearest_mode!r}"
+        )
+    return {"coordinate_mode": coordinate_mode, "nearest_mode": nearest_mode}
 
 
 def _numbers(op: str, name: str, value: Any, channels: int) -> tuple[float, ...]:

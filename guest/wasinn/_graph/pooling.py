@@ -43,6 +43,11 @@ from .options import FLOATS, LAYOUTS, TO_NCHW, TO_NHWC, NetworkBase, window_size
 _MAX_POOL_DTYPES = ("f32", "f16", "i8", "u8")  # what ONNX MaxPool takes
 _RESAMPLE_DTYPES = ("f32", "f16", "i8", "u8")
 _RESAMPLE_MODES = ("nearest-neighbor", "linear")
+#: Where an output pixel samples the input (ONNX Resize's
+#: coordinate_transformation_mode, as opset 18 has them but tf_crop_and_resize).
+COORDINATE_MODES = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric")
+#: Which input pixel nearest-neighbor takes when the sample falls between two.
+NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 # grid_sample's modes and the names ONNX GridSample (opset 16-19) gives them.
 _GRID_MODES = {"nearest-neighbor": "nearest", "linear": "bilinear", "cubic": "bicubic"}
 _GRID_PADDINGS = ("zeros", "border")
@@ -366,6 +371,8 @@ class PoolingFamily(NetworkBase):
         scales: Sequence[float] | None = None,
         sizes: Sequence[int] | Operand | None = None,
         axes: Sequence[int] = (2, 3),
+        coordinate_mode: str = "half_pixel",
+        nearest_mode: str | None = None,
     ) -> Operand:
         """Resize two dimensions of a 4-D tensor by ``scales`` (default [1, 1])
         or to ``sizes``, with nearest-neighbor or bilinear interpolation.
@@ -385,11 +392,33 @@ class PoolingFamily(NetworkBase):
         Linear resampling of other dimension pairs than [2, 3] and [1, 2] is
         done between transposes (onnxruntime interpolates only those).
 
+        Beyond WebNN, as ONNX ``Resize`` has them: ``coordinate_mode`` says
+        where output pixel ``x`` samples the input, with ``scale`` = output
+        size / input size: ``"half_pixel"`` (the default, WebNN's; OpenCV's
+        ``INTER_LINEAR``, torch's ``align_corners=False``) at
+        ``(x + 0.5) / scale - 0.5``; ``"pytorch_half_pixel"`` the same but 0
+        when the output size is 1; ``"align_corners"`` at
+        ``x * (in - 1) / (out - 1)`` (torch's ``align_corners=True``, TF1's
+        ``align_corners``); ``"asymmetric"`` at ``x / scale`` (OpenCV's
+        ``INTER_NEAREST``, torch's ``"nearest"``, TensorFlow's default).
+        ``nearest_mode`` (nearest-neighbor only) rounds that position:
+        ``"round_prefer_floor"`` (the default, WebNN's), ``"round_prefer_ceil"``
+        (torch's ``"nearest-exact"``), ``"floor"`` (torch's ``"nearest"``,
+        OpenCV's ``INTER_NEAREST``) or ``"ceil"``. Outside WebNN's own pair,
+        nearest-neighbor between static sizes picks its rows and columns in
+        exact arithmetic (a Gather per axis), so a position lying exactly
+        halfway rounds as the mode says; between sizes known only at run time
+        the host computes them in floating point, where such a tie may go
+        either way.
+
         >>> big = builder.resample2d(image, mode="linear", sizes=[736, 736], axes=[1, 2])
+        >>> like_torch = builder.resample2d(x, mode="linear", sizes=[64, 64],
+        ...                                 coordinate_mode="align_corners")
         """
         op = "resample2d"
         x = self._nn_input(op, input, 4, _RESAMPLE_DTYPES)
         mode = self._nn_choice(op, "mode", mode, _RESAMPLE_MODES)
+        sampling = self._sampling(op, mode, coordinate_mode, nearest_mode)
         factors = [1.0, 1.0]
         if scales is not None:
             ok = not isinstance(scales, (str, bytes)) and isinstance(scales, Iterable)
@@ -405,7 +434,7 @@ class PoolingFamily(NetworkBase):
             # WebNN's scales are float32.
             factors = list(struct.unpack("<2f", struct.pack("<2f", *factors)))
         if isinstance(sizes, Operand):
-            return self._resample_to(op, x, mode, self._own(op, sizes, "sizes"), axes)
+            return self._resample_to(op, x, mode, self._own(op, sizes, "sizes"), axes, sampling)
         targets = None if sizes is None else self._nn_ints(op, "sizes", sizes, 2, 1)
         chosen = self._check_axes(op, axes, 4)
         if len(chosen) != 2:
@@ -432,6 +461,16 @@ class PoolingFamily(NetworkBase):
         if same or (targets is None and factors == [1.0, 1.0]):
             # Every sample falls on an input element.
             return self._emit("Identity", [x], shape=x.shape, dtype=x.dtype)
+        webnn = sampling.get("nearest_mode") == "round_prefer_floor" and (
+            sampling["coordinate_transformation_mode"] == "half_pixel"
+        )
+        if (
+            mode == "nearest-neighbor"
+            and not webnn
+            and None not in out
+            and all(x.shape[a] is not None for a in chosen)
+        ):
+            return self._nearest_gather(x, chosen, out, sampling)
         # Resize is given the axes in increasing order (and the sizes to match).
         order = sorted(range(2), key=lambda i: chosen[i])
         chosen = [chosen[i] for i in order]
@@ -441,10 +480,56 @@ class PoolingFamily(NetworkBase):
             )
         else:
             target = self._ints([out[i] or 0 for i in order])
-        return self._resample_nodes(x, mode, chosen, target, tuple(shape))
+        return self._resample_nodes(x, mode, chosen, target, tuple(shape), sampling)
+
+    def _nearest_gather(
+        self, x: Operand, axes: list[int], sizes: list[int | None], sampling: dict[str, AttrValue]
+    ) -> Operand:
+        """Nearest-neighbor resampling of static sizes as a Gather per axis, of
+        the input indices worked out here in exact arithmetic. The host works
+        them out in floating point, which puts a sample lying exactly halfway
+        (at 3.5, which is 2 / (4 / 7)) a hair to one side, and so rounds it
+        the other way than the mode says, than onnxruntime and than OpenCV."""
+        y = x
+        for axis, size in zip(axes, sizes, strict=True):
+            count = x.shape[axis]
+            assert count is not None and size is not None  # checked by the caller
+            picked = nearest_indices(
+                count, size, str(sampling["coordinate_transformation_mode"]),
+                str(sampling["nearest_mode"]),
+            )  # fmt: skip
+            shape = tuple(size if a == axis else d for a, d in enumerate(y.shape))
+            y = self._emit("Gather", [y, self._ints(picked)], {"axis": axis}, shape=shape,
+                           dtype=x.dtype)  # fmt: skip
+        return y
+
+    def _sampling(
+        self, op: str, mode: str, coordinate_mode: Any, nearest_mode: Any
+    ) -> dict[str, AttrValue]:
+        """The Resize attributes that say where and how ``mode`` samples."""
+        coordinates = self._nn_choice(op, "coordinate_mode", coordinate_mode, COORDINATE_MODES)
+        attrs: dict[str, AttrValue] = {"coordinate_transformation_mode": coordinates}
+        if mode == "linear":
+            if nearest_mode is not None:
+                raise ValidationError(
+                    f"{op}: nearest_mode applies to mode='nearest-neighbor' only, and the mode "
+                    "is 'linear'; leave it out"
+                )
+            attrs["mode"] = "linear"
+            return attrs
+        rounding = "round_prefer_floor" if nearest_mode is None else nearest_mode
+        attrs["nearest_mode"] = self._nn_choice(op, "nearest_mode", rounding, NEAREST_MODES)
+        attrs["mode"] = "nearest"
+        return attrs
 
     def _resample_to(
-        self, op: str, x: Operand, mode: str, sizes: Operand, axes: Sequence[int]
+        self,
+        op: str,
+        x: Operand,
+        mode: str,
+        sizes: Operand,
+        axes: Sequence[int],
+        sampling: dict[str, AttrValue],
     ) -> Operand:
         """``resample2d`` to sizes computed at run time."""
         self._check_dtype(op, sizes, ("i32", "i64"), "sizes")
@@ -464,10 +549,16 @@ class PoolingFamily(NetworkBase):
             to_i64 = {"to": ONNX_TYPES["i64"]}
             target = self._emit("Cast", [target], to_i64, shape=(2,), dtype="i64")
         shape = tuple(None if a in chosen else d for a, d in enumerate(x.shape))
-        return self._resample_nodes(x, mode, list(chosen), target, shape)
+        return self._resample_nodes(x, mode, list(chosen), target, shape, sampling)
 
     def _resample_nodes(
-        self, x: Operand, mode: str, chosen: list[int], target: Operand, shape: Shape
+        self,
+        x: Operand,
+        mode: str,
+        chosen: list[int],
+        target: Operand,
+        shape: Shape,
+        sampling: dict[str, AttrValue],
     ) -> Operand:
         """The Resize node (between transposes and roundings where needed)."""
         op = "resample2d"
@@ -483,13 +574,7 @@ class PoolingFamily(NetworkBase):
             source = self._nn_transpose(source, perm)
             out_shape = [out_shape[p] for p in perm]
             chosen = [2, 3]
-        attrs: dict[str, AttrValue] = {
-            "coordinate_transformation_mode": "half_pixel", "axes": chosen,
-        }  # fmt: skip
-        if mode == "linear":
-            attrs["mode"] = "linear"
-        else:
-            attrs.update(mode="nearest", nearest_mode="round_prefer_floor")
+        attrs: dict[str, AttrValue] = {**sampling, "axes": chosen}
         y = self._emit(
             "Resize", [source, "", "", target], attrs, shape=tuple(out_shape), dtype=source.dtype
         )
@@ -583,3 +668,36 @@ class PoolingFamily(NetworkBase):
         }  # fmt: skip
         shape = (m if n is None else n, x.shape[1], g.shape[1], g.shape[2])
         return self._emit("GridSample", [x, g], attrs, shape=shape, dtype=x.dtype)
+
+
+def nearest_indices(count: int, size: int, coordinates: str, rounding: str) -> list[int]:
+    """For each of ``size`` output positions, the input index (of ``count``)
+    that nearest-neighbor sampling takes, as ONNX Resize defines it, exactly:
+    each source position is the fraction ``num / den``, and rounding works on
+    integers.
+
+    >>> nearest_indices(7, 4, "asymmetric", "round_prefer_ceil")  # 0, 1.75, 3.5, 5.25
+    [0, 2, 4, 5]
+    """
+    out = []
+    for x in range(size):
+        if coordinates in ("half_pixel", "pytorch_half_pixel") and (
+            size > 1 or coordinates == "half_pixel"
+        ):
+            num, den = (2 * x + 1) * count - size, 2 * size  # (x + 1/2) * count / size - 1/2
+        elif coordinates == "align_corners" and size > 1:
+            num, den = x * (count - 1), size - 1
+        elif coordinates == "asymmetric":
+            num, den = x * count, size
+        else:  # a size of 1 with pytorch_half_pixel or align_corners: position 0
+            num, den = 0, 1
+        if rounding == "floor":
+            index = num // den
+        elif rounding == "ceil":
+            index = -(-num // den)
+        elif rounding == "round_prefer_ceil":  # floor(position + 1/2)
+            index = (2 * num + den) // (2 * den)
+        else:  # round_prefer_floor: ceil(position - 1/2)
+            index = -(-(2 * num - den) // (2 * den))
+        out.append(min(max(index, 0), count - 1))
+    return out
