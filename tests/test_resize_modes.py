@@ -11,7 +11,9 @@ ONNX Resize (the reference implementation of ONNX's definitions).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import cv2
@@ -20,10 +22,12 @@ import pytest
 import torch
 import torch.nn.functional as F  # noqa: N812 (torch's own spelling)
 from builder_check import run_onnxruntime
+from conftest import run_component
 
 from wasinn import GraphBuilder, Tensor, ValidationError, ops
 from wasinn._builder import _built
 
+ROOT = Path(__file__).resolve().parent.parent
 RNG = np.random.default_rng(7)
 X = RNG.normal(size=(1, 2, 5, 7)).astype(np.float32)
 # Up and down, odd and even, and a size of 1 (where pytorch_half_pixel differs).
@@ -154,3 +158,40 @@ def test_misuse_says_what_would_be_right(ov_host: Any) -> None:
         b.resample2d(x, sizes=[2, 2], coordinate_mode="tf_crop_and_resize")
     with pytest.raises(ValidationError, match="resample2d: nearest_mode applies to"):
         b.resample2d(x, mode="linear", sizes=[2, 2], nearest_mode="floor")
+
+
+# ---------------------------------------------------------------- in a component
+
+COMPONENT_CASES: dict[str, tuple[dict[str, Any], np.ndarray]] = {
+    "nearest-floor": (
+        {"size": [9, 17], "mode": "nearest", "coordinate_mode": "asymmetric",
+         "nearest_mode": "floor"},
+        cv2.resize(IMAGE, (17, 9), interpolation=cv2.INTER_NEAREST)),
+    "nearest-exact": (
+        {"size": [9, 17], "mode": "nearest", "nearest_mode": "round_prefer_ceil"},
+        F.interpolate(torch.from_numpy(IMAGE.transpose(2, 0, 1)[None].copy()), size=(9, 17),
+                      mode="nearest-exact")[0].numpy().transpose(1, 2, 0)),
+    "align-corners": (
+        {"size": [9, 17], "coordinate_mode": "align_corners"},
+        np.floor(torch_resize(IMAGE.transpose(2, 0, 1)[None].astype(np.float32), (9, 17),
+                              mode="bilinear", align_corners=True)[0].transpose(1, 2, 0)
+                 + 0.5).astype(np.uint8)),
+}  # fmt: skip
+
+
+@pytest.mark.integration
+def test_in_component(tmp_path: Path) -> None:
+    script = [
+        {"id": case, "op": "resize", "kwargs": kwargs,
+         "input": {"dtype": "u8", "shape": list(IMAGE.shape), "hex": IMAGE.tobytes().hex()}}
+        for case, (kwargs, _) in COMPONENT_CASES.items()
+    ]  # fmt: skip
+    (tmp_path / "script.json").write_text(json.dumps(script))
+    done = run_component(ROOT / "tests" / "ops_app", "script.json", cwd=tmp_path, timeout=900)
+    done.assert_no_trap()
+    lines = {line["id"]: line for line in done.lines}
+    for case, (_, want) in COMPONENT_CASES.items():
+        assert "ok" in lines[case], lines[case]
+        (out,) = lines[case]["ok"][0]
+        got = np.frombuffer(bytes.fromhex(out["hex"]), np.uint8).reshape(out["shape"])
+        assert np.array_equal(got, want), case

@@ -1,4 +1,4 @@
-"""One-call array helpers that the host computes: resize, normalize, softmax, argmax, topk.
+"""One-call array helpers that the host computes: resize, normalize, softmax, argmax, topk, warps.
 
 Pure Python inside a component is slow at array work (resizing a 1920x1080
 photo to 736x736 and normalising it takes over a second); the host's engine
@@ -346,6 +346,63 @@ def topk(
 # ---------------------------------------------------------------- graphs
 
 
+def warp_affine(
+    image: Any,
+    matrix: Any,
+    size: Sequence[int],
+    *,
+    mode: str = "linear",
+    border: str = "constant",
+    border_value: float = 0.0,
+    layout: str = "hwc",
+) -> Tensor:
+    """The image moved by the 2x3 affine ``matrix``, into an image of ``size``
+    = (height, width): OpenCV's ``cv2.warpAffine(image, matrix, (width, height))``.
+
+    ``matrix`` maps source pixel positions to destination ones, as OpenCV's
+    does (a nested list, an array or a Tensor of 2x3 numbers); each output
+    pixel samples the source where the inverse matrix puts it. ``mode`` is
+    ``"linear"`` (``INTER_LINEAR``), ``"cubic"`` (``INTER_CUBIC``, a = -0.75)
+    or ``"nearest"``; ``border`` says what lies outside the image:
+    ``"constant"`` (``border_value``, ``BORDER_CONSTANT``) or ``"replicate"``
+    (the nearest edge pixel, ``BORDER_REPLICATE``). u8 results are rounded to
+    nearest; OpenCV computes positions in fixed point (1/32 pixel), so on u8
+    photos the two differ by at most 1. Takes u8, f16 and f32; the graph is
+    ``GraphBuilder.grid_sample`` on a grid made from the matrix, compiled once
+    per image shape and options (the matrix is an input, so any matrix reuses it).
+
+    Example::
+
+        turned = ops.warp_affine(image, [[0.87, -0.5, 60.0], [0.5, 0.87, -20.0]], (480, 640))
+    """
+    return _warp("ops.warp_affine", image, matrix, 2, size, mode, border, border_value, layout)
+
+
+def warp_perspective(
+    image: Any,
+    matrix: Any,
+    size: Sequence[int],
+    *,
+    mode: str = "linear",
+    border: str = "constant",
+    border_value: float = 0.0,
+    layout: str = "hwc",
+) -> Tensor:
+    """The image through the 3x3 perspective ``matrix``, into an image of
+    ``size`` = (height, width): OpenCV's ``cv2.warpPerspective(image, matrix,
+    (width, height))``, e.g. to straighten a photographed page or a text box.
+    Options as in ``warp_affine``; a destination pixel the inverse matrix
+    sends to infinity samples the source at (0, 0), as OpenCV's does.
+
+    Example::
+
+        matrix = cv2.getPerspectiveTransform(corners, target)   # computed anywhere
+        page = ops.warp_perspective(photo, matrix.tolist(), (800, 600), mode="cubic",
+                                    border="replicate")
+    """
+    return _warp("ops.warp_perspective", image, matrix, 3, size, mode, border, border_value, layout)
+
+
 def _normalized(
     b: GraphBuilder,
     v: Operand,
@@ -373,14 +430,20 @@ def _normalized(
 
 
 def _compute(
-    key: tuple[Any, ...], x: Tensor, make: _Make, *, static: bool = False
+    key: tuple[Any, ...],
+    x: Tensor,
+    make: _Make,
+    *,
+    static: bool = False,
+    extra: dict[str, Tensor] | None = None,
 ) -> dict[str, Tensor]:
     """Run the graph ``make`` builds for ``key`` on ``x`` (fed as ``"x"``).
 
     The first calls use a model whose dimensions are all dynamic, shared by
     every shape; for helpers in ``_SPECIALIZED`` the ``_STATIC_AFTER``-th call
     with one exact shape compiles one for that shape, which the host runs
-    faster. ``static`` asks for the exact shape's model from the first call.
+    faster. ``static`` asks for the exact shape's model from the first call;
+    ``extra`` are further inputs the graph declares itself (a matrix).
     """
     signature = (*key, x.dtype, x.ndim)
     exact = (*signature, x.shape)
@@ -403,7 +466,7 @@ def _compute(
             model = _models.get(signature)
             if model is None:
                 model = _load(signature, (None,) * x.ndim, x.dtype, make)
-    return model.run({"x": x})
+    return model.run({"x": x, **(extra or {})})
 
 
 def _load(key: tuple[Any, ...], shape: Shape, dtype: str, make: _Make) -> Model:
@@ -577,3 +640,121 @@ def _affine(
     gain = tuple(factor / s for s in stds)
     offset = tuple(-m / s for m, s in zip(means, stds, strict=True))
     return gain, offset
+
+
+# ---------------------------------------------------------------- warping
+
+
+_WARP_MODES = {"linear": "linear", "cubic": "cubic", "nearest": "nearest-neighbor",
+               "nearest-neighbor": "nearest-neighbor"}  # fmt: skip
+_WARP_BORDERS = {"constant": "zeros", "replicate": "border"}
+
+
+def _warp(
+    op: str,
+    image: Any,
+    matrix: Any,
+    rows: int,
+    size: Any,
+    mode: Any,
+    border: Any,
+    border_value: Any,
+    layout: Any,
+) -> Tensor:
+    x = _tensor(op, image, "image")
+    if x.dtype not in _RESIZE_DTYPES:
+        raise ValidationError(
+            f"{op}: the image is {x.dtype}, but warping takes {', '.join(_RESIZE_DTYPES)}"
+        )
+    x4, last = _image(op, x, layout)
+    height, width = _size(op, size)
+    how = _WARP_MODES.get(mode) if isinstance(mode, str) else None
+    if how is None:
+        raise ValidationError(f"{op}: mode must be 'linear', 'cubic' or 'nearest', not {mode!r}")
+    padding = _WARP_BORDERS.get(border) if isinstance(border, str) else None
+    if padding is None:
+        raise ValidationError(f"{op}: border must be 'constant' or 'replicate', not {border!r}")
+    value = _number(op, "border_value", border_value)
+    if value and padding != "zeros":
+        raise ValidationError(f"{op}: border_value applies to border='constant' only")
+    inverse = _inverse(op, matrix, rows)
+    n, c, in_h, in_w = (x4.shape[0], x4.shape[3], *x4.shape[1:3]) if last else x4.shape
+
+    def make(b: GraphBuilder, v: Operand) -> dict[str, Operand]:
+        grid = _grid(b, b.input("m", shape=[9], dtype="f32"), (height, width), (in_h, in_w), rows)
+        if n > 1:
+            grid = b.expand(grid, [n, height, width, 2])
+        source = b.transpose(v, permutation=[0, 3, 1, 2]) if last else v
+        source = source if source.dtype == "f32" else b.cast(source, "f32")
+        # Zeros outside, shifted by the border value: the taps' weights sum to 1,
+        # so what lies outside counts as border_value and the rest as itself.
+        y = b.grid_sample(source - value if value else source, grid, mode=how,
+                          padding_mode=padding, align_corners=False)  # fmt: skip
+        y = y + value if value else y
+        y = b.transpose(y, permutation=[0, 2, 3, 1]) if last else y
+        if x.dtype == "u8":
+            y = b.cast(b.clamp(b.floor(y + 0.5), min_value=0.0, max_value=255.0), "u8")
+        elif x.dtype != "f32":
+            y = b.cast(y, x.dtype)
+        return {"y": y}
+
+    key = ("warp", rows, how, padding, value, height, width, last, c)
+    extra = {"m": Tensor(inverse, dtype="f32")}
+    y = _compute(key, x4, make, static=True, extra=extra)["y"]
+    return y if x.ndim == 4 else y.reshape(y.shape[1:])
+
+
+def _grid(
+    b: GraphBuilder, m: Operand, out: tuple[int, int], source: tuple[int, int], rows: int
+) -> Operand:
+    """The [1, H, W, 2] grid_sample grid (align_corners=False) that samples
+    the source where the inverse matrix ``m`` (9 numbers, row-major) sends
+    each output pixel."""
+    height, width = out
+    xs = b.constant([float(i) for i in range(width)], shape=[1, width])
+    ys = b.constant([float(i) for i in range(height)], shape=[height, 1])
+    k = [b.slice(m, [i], [1]) for i in range(9)]
+    src_x = k[0] * xs + k[1] * ys + k[2]
+    src_y = k[3] * xs + k[4] * ys + k[5]
+    if rows == 3:
+        den = k[6] * xs + k[7] * ys + k[8]
+        # OpenCV takes 1 / 0 as 0: the pixel samples the source at (0, 0).
+        scale = b.where(b.equal(den, 0.0), 0.0, 1.0 / den)
+        src_x, src_y = src_x * scale, src_y * scale
+    # Pixel i's centre is at (2 i + 1) / size - 1 in grid_sample's [-1, 1].
+    gx = src_x * (2.0 / source[1]) + (1.0 / source[1] - 1.0)
+    gy = src_y * (2.0 / source[0]) + (1.0 / source[0] - 1.0)
+    shape = [1, height, width, 1]
+    return b.concat([b.reshape(gx, shape), b.reshape(gy, shape)], axis=3)
+
+
+def _inverse(op: str, matrix: Any, rows: int) -> list[float]:
+    """The inverse of OpenCV's source-to-destination ``matrix`` (2x3 or 3x3),
+    as 9 numbers (row-major, an affine one's last row 0 0 1), in double precision."""
+    try:
+        values = Tensor(matrix, dtype="f64") if not isinstance(matrix, Tensor) else matrix
+    except (ValidationError, TypeError, ValueError):
+        values = None
+    if values is None or values.shape != (rows, 3):
+        raise ValidationError(
+            f"{op}: matrix must be {rows}x3 numbers (as OpenCV's), not {matrix!r}"[:300]
+        )
+    m = [float(v) for v in values.astype("f64").reshape((rows * 3,)).tolist()]
+    if rows == 2:
+        m += [0.0, 0.0, 1.0]
+    if not all(math.isfinite(v) for v in m):
+        raise ValidationError(f"{op}: the matrix has a NaN or infinite entry: {m[: rows * 3]}")
+    a, bb, c, d, e, f, g, h, i = m
+    det = a * (e * i - f * h) - bb * (d * i - f * g) + c * (d * h - e * g)
+    if det == 0 or not math.isfinite(det) or abs(det) < 1e-12 * max(abs(v) for v in m) ** 3:
+        raise ValidationError(f"{op}: the matrix is singular (no inverse): {m[: rows * 3]}")
+    adj = [e * i - f * h, c * h - bb * i, bb * f - c * e,
+           f * g - d * i, a * i - c * g, c * d - a * f,
+           d * h - e * g, bb * g - a * h, a * e - bb * d]  # fmt: skip
+    return [v / det for v in adj]
+
+
+def _number(op: str, name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValidationError(f"{op}: {name} must be a finite number, not {value!r}")
+    return float(value)
