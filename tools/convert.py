@@ -44,12 +44,14 @@ From a shell (paths only)::
 from __future__ import annotations
 
 import os
-import struct
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+import tflite_file
+from tflite_custom_ops import BUILT_IN, Translation
 
 #: Endings ``Model.load`` reads as they are.
 _DIRECT = {".onnx": "ONNX", ".xml": "OpenVINO IR"}
@@ -84,6 +86,7 @@ def convert(
     example_inputs: Sequence[Any] | None = None,
     input_names: Sequence[str] | None = None,
     output_names: Sequence[str] | None = None,
+    custom_ops: Mapping[str, Translation | None] | None = None,
     **options: Any,
 ) -> Path:
     """Convert ``model`` to OpenVINO IR at ``dest`` (an ``.xml``; the ``.bin``
@@ -97,6 +100,13 @@ def convert(
     order, replace the names ``convert`` would choose. Other keyword
     arguments go to ``openvino.convert_model`` (``input=`` to fix a TF
     graph's shapes, ``output=`` to choose a frozen graph's outputs).
+
+    ``custom_ops`` gives a TFLite model's custom operators, by name, the
+    translations OpenVINO lacks: ``translate(context, options)`` gets
+    OpenVINO's ``NodeContext`` and that occurrence's own options bytes (see
+    ``tools/tflite_custom_ops.py``, which also holds those ``convert`` knows
+    already, such as MediaPipe's ``Convolution2DTransposeBias``; ``None``
+    for a name turns a built-in one off).
 
     Weights are kept in f32 (``save_model`` would halve them to f16 by
     default, changing the answers). The IR is written under temporary names
@@ -122,8 +132,10 @@ def convert(
     if isinstance(model, (str, os.PathLike)):
         if example_inputs is not None:
             raise ConversionError("example_inputs is for PyTorch modules; a model file has its own")
-        ov_model, wanted_in, wanted_out, label = _from_path(ov, Path(model), options)
+        ov_model, wanted_in, wanted_out, label = _from_path(ov, Path(model), options, custom_ops)
     else:
+        if custom_ops:
+            raise ConversionError("custom_ops is for TFLite models; a PyTorch module has none")
         ov_model, wanted_in, wanted_out, label = _from_torch(ov, model, example_inputs, options)
     inputs = _name_ports(ov_model.inputs, input_names or wanted_in, "input", label)
     outputs = _name_ports(ov_model.outputs, output_names or wanted_out, "output", label)
@@ -144,7 +156,7 @@ def _openvino() -> Any:
 
 
 def _from_path(
-    ov: Any, path: Path, options: dict[str, Any]
+    ov: Any, path: Path, options: dict[str, Any], custom_ops: Mapping[str, Any] | None = None
 ) -> tuple[Any, list[str] | None, list[str] | None, str]:
     label = path.name
     if not path.exists():
@@ -167,8 +179,20 @@ def _from_path(
     with path.open("rb") as f:
         head = f.read(8)
     if head[4:8] == b"TFL3" or ext == ".tflite":
-        names = tflite_names(path.read_bytes(), label)
-        return _read(ov, path, label, options), names[0], names[1], label
+        data = path.read_bytes()
+        names = tflite_names(data, label)
+        try:
+            found = tflite_file.custom_ops(data, label)
+        except tflite_file.TFLiteError as exc:
+            raise ConversionError(str(exc)) from None
+        translations = {**BUILT_IN, **(custom_ops or {})}
+        extensions = _custom_extensions(ov, found, translations, label)
+        if extensions:
+            given = options.get("extension")
+            given = [] if given is None else list(given) if isinstance(given, list) else [given]
+            options = {**options, "extension": given + extensions}
+        untranslated = sorted({op.name for op in found if translations.get(op.name) is None})
+        return _read(ov, path, label, options, untranslated), names[0], names[1], label
     if ext == ".pb":
         if path.name == "saved_model.pb":
             # OpenVINO reads a SavedModel as its folder (the variables are beside it).
@@ -180,14 +204,72 @@ def _from_path(
     )
 
 
-def _read(ov: Any, source: Any, label: str, options: dict[str, Any]) -> Any:
+def _read(
+    ov: Any, source: Any, label: str, options: dict[str, Any], untranslated: Sequence[str] = ()
+) -> Any:
     try:
         return ov.convert_model(source, **options)
+    except ConversionError:
+        raise
     except Exception as exc:
-        first = str(exc).strip().splitlines()[:1]
-        raise ConversionError(
-            f"OpenVINO could not convert {label}: {first[0] if first else type(exc).__name__}"
-        ) from exc
+        # OpenVINO's message starts with where its check failed; the reason
+        # (e.g. "No translator found for X node.") comes after: keep it all.
+        lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+        why = " ".join(lines).rstrip(".") or type(exc).__name__
+        advice = ""
+        if untranslated:
+            advice = (
+                f". {label} uses custom operators OpenVINO cannot translate: "
+                f"{', '.join(untranslated)}; give each a translation with "
+                "convert(..., custom_ops={name: translate}) (see tools/tflite_custom_ops.py)"
+            )
+        raise ConversionError(f"OpenVINO could not convert {label}: {why}{advice}") from exc
+
+
+def _custom_extensions(
+    ov: Any, found: Sequence[tflite_file.CustomOp], translations: Mapping[str, Any], label: str
+) -> list[Any]:
+    """An OpenVINO ConversionExtension per custom operator with a translation,
+    handing it the options of the occurrence being converted."""
+    from openvino.frontend import ConversionExtension
+
+    extensions = []
+    for name in sorted({op.name for op in found if translations.get(op.name) is not None}):
+        occurrences = [op for op in found if op.name == name]
+        extensions.append(
+            ConversionExtension(name, _with_options(name, translations[name], occurrences, label))
+        )
+    return extensions
+
+
+def _with_options(
+    name: str, translate: Translation, occurrences: list[tflite_file.CustomOp], label: str
+) -> Any:
+    """``translate`` as OpenVINO calls it (a NodeContext only), with the options
+    of the occurrence at hand: the one whose input tensors it is given, when
+    the occurrences' options differ."""
+    distinct = {op.options for op in occurrences}
+
+    def call(context: Any) -> list[Any]:
+        if len(distinct) == 1:
+            options = occurrences[0].options
+        else:
+            given = set()
+            for i in range(context.get_input_size()):
+                given |= set(context.get_input(i).get_names())
+            matches = {op.options for op in occurrences if given & set(op.inputs)}
+            if len(matches) != 1:
+                raise ConversionError(
+                    f"{label} has {len(occurrences)} {name} operators with different options, "
+                    "and convert cannot tell which one OpenVINO is converting"
+                )
+            (options,) = matches
+        try:
+            return translate(context, options)
+        except ValueError as exc:
+            raise ConversionError(f"{label}: {exc}") from None
+
+    return call
 
 
 def _from_torch(
@@ -338,62 +420,10 @@ def tflite_names(data: bytes, label: str = "the model") -> tuple[list[str], list
         tflite_names(Path("blazeface.tflite").read_bytes())
         # (['input'], ['regressors', 'classificators'])
     """
-    if data[4:8] != b"TFL3":
-        raise ConversionError(f"{label} is not a TFLite model (no TFL3 identifier)")
     try:
-        root = _u32(data, 0)
-        subgraphs = _table_vector(data, root, 2)
-        if not subgraphs:
-            raise ConversionError(f"{label} has no subgraph")
-        graph = subgraphs[0]
-        tensors = _table_vector(data, graph, 0)
-
-        def names(field: int) -> list[str]:
-            return [_string(data, tensors[i], 3) for i in _int_vector(data, graph, field)]
-
-        return names(1), names(2)
-    except (struct.error, IndexError) as exc:
-        raise ConversionError(f"{label} is not a readable TFLite model: {exc}") from None
-
-
-def _u32(data: bytes, at: int) -> int:
-    return int(struct.unpack_from("<I", data, at)[0])
-
-
-def _field(data: bytes, table: int, index: int) -> int | None:
-    """Where field ``index`` of the flatbuffer table at ``table`` is, if present."""
-    vtable = table - int(struct.unpack_from("<i", data, table)[0])
-    size = int(struct.unpack_from("<H", data, vtable)[0])
-    if 4 + 2 * index >= size:
-        return None
-    offset = int(struct.unpack_from("<H", data, vtable + 4 + 2 * index)[0])
-    return table + offset if offset else None
-
-
-def _vector(data: bytes, table: int, index: int) -> tuple[int, int]:
-    at = _field(data, table, index)
-    if at is None:
-        return 0, 0
-    start = at + _u32(data, at)
-    return start + 4, _u32(data, start)
-
-
-def _table_vector(data: bytes, table: int, index: int) -> list[int]:
-    first, count = _vector(data, table, index)
-    return [first + 4 * i + _u32(data, first + 4 * i) for i in range(count)]
-
-
-def _int_vector(data: bytes, table: int, index: int) -> list[int]:
-    first, count = _vector(data, table, index)
-    return list(struct.unpack_from(f"<{count}i", data, first))
-
-
-def _string(data: bytes, table: int, index: int) -> str:
-    at = _field(data, table, index)
-    if at is None:
-        return ""
-    start = at + _u32(data, at)
-    return data[start + 4 : start + 4 + _u32(data, start)].decode("utf-8", "replace")
+        return tflite_file.tensor_names(data, label)
+    except tflite_file.TFLiteError as exc:
+        raise ConversionError(str(exc)) from None
 
 
 def main(argv: list[str]) -> int:
