@@ -168,3 +168,19 @@ def test_cache_is_bounded(ov_host: Any) -> None:
         b.build({"y": b.input("x", shape=[i + 1], dtype="f32") + 1.0})
     assert len(_builder._built) == _builder._built.size
     _builder._built.clear()
+
+
+def test_ordering_operators_give_masks_as_the_comparison_operations(ov_host: Any) -> None:
+    b = GraphBuilder()
+    x = b.input("x", shape=[4], dtype="f32")
+    y = b.input("y", shape=[4], dtype="f32")
+    masks = {"gt": x > 0.5, "rgt": 0.5 < x, "ge": x >= y, "lt": x < y, "le": x <= 0.25}
+    assert all((m.dtype, m.shape) == ("u8", (4,)) for m in masks.values())
+    model = b.build(masks)
+    out = model.run({"x": Tensor([0.25, 0.5, 0.75, 1.0]), "y": Tensor([0.5, 0.5, 0.5, 0.5])})
+    assert {k: t.tolist() for k, t in out.items()} == {
+        "gt": [0, 0, 1, 1], "rgt": [0, 0, 1, 1], "ge": [0, 1, 1, 1], "lt": [1, 0, 0, 0],
+        "le": [1, 0, 0, 0],
+    }  # fmt: skip
+    # == and != keep their identity meaning: operands stay usable as dict keys.
+    assert x == x and x != y and len({x: 1, y: 2}) == 2

@@ -255,9 +255,10 @@ def _check(name: str, tensor: Tensor, spec: TensorSpec) -> None:
             "(shape []): pass a rank-0 tensor, such as Tensor(2.0), or the number itself"
         )
     if not fits:
+        any_size = " ('?' is any size)" if None in spec.shape else ""
         raise ValidationError(
             f"input {name!r} has shape {list(tensor.shape)}, but the model wants "
-            f"{_shape_text(spec.shape)} ('?' is any size)"
+            f"{_shape_text(spec.shape)}{any_size}"
         )
 
 

@@ -131,8 +131,10 @@ class Operand:
     """A value in a graph being built: its ``shape`` (``None`` for a dynamic
     dimension) and ``dtype``, known as soon as the operation is added.
 
-    ``+ - * /`` and unary ``-`` add the matching operation; Python numbers
-    become constants of the other operand's dtype.
+    ``+ - * /`` and unary ``-`` add the matching operation, ``> >= < <=``
+    the matching comparison (a u8 mask, as ``builder.greater`` gives);
+    Python numbers become constants of the other operand's dtype. ``==``
+    compares operands as objects: use ``builder.equal`` element-wise.
 
     Example::
 
@@ -190,6 +192,22 @@ class Operand:
 
     def __neg__(self) -> Operand:
         return self._builder._unary("neg", "Neg", self, SIGNED_DTYPES)
+
+    # Ordering comparisons give u8 masks, as builder.greater(...) and the rest
+    # do (a number on the left is reflected: 0.5 < x is x > 0.5). == and !=
+    # keep their identity meaning, which dicts and sets rely on: use
+    # builder.equal and builder.not_equal for the element-wise ones.
+    def __gt__(self, other: Operand | float) -> Operand:
+        return self._builder._compare("greater", "Greater", self, other)
+
+    def __ge__(self, other: Operand | float) -> Operand:
+        return self._builder._compare("greater_or_equal", "GreaterOrEqual", self, other)
+
+    def __lt__(self, other: Operand | float) -> Operand:
+        return self._builder._compare("lesser", "Less", self, other)
+
+    def __le__(self, other: Operand | float) -> Operand:
+        return self._builder._compare("lesser_or_equal", "LessOrEqual", self, other)
 
 
 class BuilderCore:
@@ -455,6 +473,11 @@ class BuilderCore:
         self._check_dtype(op, a, allowed)
         shape = self._broadcast(op, a.shape, b.shape)
         return self._emit(onnx_op, [a, b], shape=shape, dtype=result_dtype or a.dtype)
+
+    def _compare(self, op: str, onnx_op: str, a: Operand | float, b: Operand | float) -> Operand:
+        """A comparison: 1 (u8, as WebNN gives it) where it holds, else 0."""
+        result = self._binary(op, onnx_op, a, b, result_dtype="bool")
+        return self._emit("Cast", [result], {"to": 2}, shape=result.shape, dtype="u8")
 
     def _number(self, op: str, value: Any, dtype: str) -> Operand:
         if isinstance(value, bool) or not isinstance(value, (int, float)):

@@ -54,10 +54,6 @@ class ElementwiseFamily(BuilderCore):
 
     # ------------------------------------------------------------ comparison and logic
 
-    def _compare(self, op: str, onnx_op: str, a: Operand | float, b: Operand | float) -> Operand:
-        result = self._binary(op, onnx_op, a, b, result_dtype=_BOOL)
-        return self._emit("Cast", [result], {"to": 2}, shape=result.shape, dtype="u8")
-
     def equal(self, a: Operand | float, b: Operand | float) -> Operand:
         """1 (u8) where ``a == b``, else 0.
 
