@@ -343,9 +343,6 @@ def topk(
     return out["values"], out["indices"]
 
 
-# ---------------------------------------------------------------- graphs
-
-
 def warp_affine(
     image: Any,
     matrix: Any,
@@ -401,6 +398,9 @@ def warp_perspective(
                                     border="replicate")
     """
     return _warp("ops.warp_perspective", image, matrix, 3, size, mode, border, border_value, layout)
+
+
+# ---------------------------------------------------------------- graphs
 
 
 def _normalized(
