@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from conftest import run_component
 
-from wasinn import Tensor, ValidationError, ops
+from wasinn import GraphBuilder, Tensor, ValidationError, ops
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -94,6 +94,34 @@ def test_one_compiled_model_serves_every_matrix(ov_host: Any) -> None:
     got = pixels(ops.warp_affine(image(), turned, (48, 64)))
     assert sum(1 for c in ov_host.calls if c[0] == "load") == loads
     assert np.abs(got.astype(int) - cv2.warpAffine(IMAGE, turned, (64, 48))).max() <= 1
+
+
+@pytest.mark.parametrize("corners", [False, True])
+@pytest.mark.parametrize("padding", ["zeros", "border"])
+@pytest.mark.parametrize(
+    ("mode", "torch_mode"),
+    [("linear", "bilinear"), ("cubic", "bicubic"), ("nearest-neighbor", "nearest")],
+)
+def test_grid_sample_equals_torch(
+    ov_host: Any, mode: str, torch_mode: str, padding: str, corners: bool
+) -> None:
+    """The builder operation under the warps, against torch's F.grid_sample."""
+    import torch
+    import torch.nn.functional as F  # noqa: N812 (torch's own spelling)
+
+    x = RNG.normal(size=(2, 3, 5, 6)).astype(np.float32)
+    # Positions inside, on and outside the edges, none exactly halfway between pixels.
+    grid = RNG.uniform(-1.3, 1.3, size=(2, 4, 7, 2)).astype(np.float32)
+    b = GraphBuilder()
+    v, g = b.input("x", shape=list(x.shape), dtype="f32"), b.input("g", shape=list(grid.shape))
+    model = b.build({"y": b.grid_sample(v, g, mode=mode, padding_mode=padding,
+                                        align_corners=corners)})  # fmt: skip
+    out = model.run({"x": Tensor(x.tobytes(), shape=x.shape, dtype="f32"),
+                     "g": Tensor(grid.tobytes(), shape=grid.shape, dtype="f32")})["y"]  # fmt: skip
+    got = np.frombuffer(out.tobytes(), np.float32).reshape(out.shape)
+    want = F.grid_sample(torch.from_numpy(x), torch.from_numpy(grid), mode=torch_mode,
+                         padding_mode=padding, align_corners=corners).numpy()  # fmt: skip
+    np.testing.assert_allclose(got, want, atol=2e-5)
 
 
 def test_misuse_says_what_would_be_right(ov_host: Any) -> None:
