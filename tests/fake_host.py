@@ -1,4 +1,4 @@
-"""A dependency-free stand-in for ``wasinn._host``, for unit tests of library logic.
+"""A dependency-free stand-in for ``wasinn._host.wasi``, for unit tests of library logic.
 
 Pure Python: no numpy, no OpenVINO. The host knows the models of
 ``toy_models.py`` by their bytes and runs each one's Python function (the
@@ -78,7 +78,7 @@ def _fits(port: Port, t: Tensor) -> bool:
 
 
 class FakeHost:
-    """Implements ``wasinn._hostapi.HostLayer`` over ``toy_models``.
+    """Implements ``wasinn._host.api.HostLayer`` over ``toy_models``.
 
     ``models`` are the models it can load (all toys by default);
     ``registry`` maps names to models for ``load_by_name`` (the CLI's

@@ -1,4 +1,4 @@
-"""An OpenVINO-backed stand-in for ``wasinn._host``, for numeric unit tests.
+"""An OpenVINO-backed stand-in for ``wasinn._host.wasi``, for numeric unit tests.
 
 OpenVINO's Python API does the inference, and the host copies the wasmtime
 host's habits that wasinn must cope with: only the ``openvino`` encoding,
@@ -55,7 +55,7 @@ def _handle(handle: Handle) -> OVHandle:
 
 
 class OVHost:
-    """Implements ``wasinn._hostapi.HostLayer`` on OpenVINO's CPU plugin."""
+    """Implements ``wasinn._host.api.HostLayer`` on OpenVINO's CPU plugin."""
 
     def __init__(self, registry: dict[str, tuple[bytes, bytes]] | None = None) -> None:
         self.core = ov.Core()

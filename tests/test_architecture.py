@@ -174,3 +174,16 @@ def test_the_checks_can_fail(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", ["__init__", "_builder", "_model.model", "_formats.onnx_read"])
 def test_the_graph_sees_real_imports(name: str) -> None:
     assert import_graph()[name], f"{name} imports nothing, so the parser is broken"
+
+
+def test_formats_and_images_stay_apart() -> None:
+    """The two layer-3 rows sit side by side: neither imports the other."""
+    graph = import_graph()
+    crossing = [
+        f"{a} imports {b}"
+        for a, targets in graph.items()
+        for b in targets
+        for mine, other in (("_formats", "_image"), ("_image", "_formats"))
+        if a.split(".")[0] == mine and b.split(".")[0] == other
+    ]
+    assert crossing == []

@@ -132,9 +132,21 @@ def test_untranslated_custom_ops_are_named_with_what_to_do(models: Path, tmp_pat
         convert(path, tmp_path / "m.xml")
     message = str(caught.value)
     assert "No translator found for Landmarks2TransformMatrix node" in message
-    assert "custom operators OpenVINO cannot translate: Landmarks2TransformMatrix, " \
+    assert "custom operators without a translation here: Landmarks2TransformMatrix, " \
            "TransformLandmarks, TransformTensorBilinear" in message  # fmt: skip
     assert "custom_ops={name: translate}" in message
+    # A translation's own error comes back as itself, not wrapped in OpenVINO's.
+
+    def broken(context: Any, options: bytes) -> list[Any]:
+        raise ValueError("options are not what this translation reads")
+
     selfie = models / "selfie_segmentation" / "selfie_segmentation.tflite"
+    with pytest.raises(ConversionError) as caught:
+        convert(selfie, tmp_path / "b.xml", custom_ops={"Convolution2DTransposeBias": broken})
+    assert str(caught.value) == (
+        "selfie_segmentation.tflite: options are not what this translation reads"
+    )
     with pytest.raises(ConversionError, match="No translator found for Convolution2DTransposeBias"):
         convert(selfie, tmp_path / "s.xml", custom_ops={"Convolution2DTransposeBias": None})
+    with pytest.raises(ConversionError, match="custom_ops is for TFLite models"):
+        convert(tmp_path, tmp_path / "d.xml", custom_ops={"Convolution2DTransposeBias": broken})

@@ -1,4 +1,4 @@
-"""Fuzz: wasinn's OpenVINO IR reader (``wasinn._ir.read``).
+"""Fuzz: wasinn's OpenVINO IR reader (``wasinn._formats.ir.read``).
 
 On mutated real models (byte-level and XML-structure-aware mutations, any XML
 encoding declaration): metadata or ``ModelFormatError``, quickly. On IR that

@@ -1,4 +1,4 @@
-"""Fuzz: the JPEG decoder (``wasinn._jpeg.decode_jpeg``, libjpeg-turbo in ``ext/_jpeg_codec.c``).
+"""Fuzz: the JPEG decoder (``_image.jpeg.decode_jpeg``, libjpeg-turbo in ``ext/_jpeg_codec.c``).
 
 Seeds are small files Pillow writes (baseline, progressive, gray, 4:4:4 /
 4:2:2 / 4:2:0, restart markers, EXIF). Mutations at the marker-segment level

@@ -1,4 +1,4 @@
-"""Fuzz: wasinn's ONNX reader (``wasinn._onnx.read``), which walks the protobuf itself.
+"""Fuzz: wasinn's ONNX reader (``wasinn._formats.onnx_read.read``), which walks the protobuf itself.
 
 On mutated real models (byte-level, and protobuf-structure-aware: fields
 dropped, duplicated, moved, renumbered, retyped, lengths that lie): metadata or

@@ -1,6 +1,6 @@
-"""The host layer's interface: the real ``_host`` and both fakes implement ``HostLayer``.
+"""The host layer's interface: the real ``_host.wasi`` and both fakes implement ``HostLayer``.
 
-``_host`` imports componentize-py's runtime, which exists only inside a
+``_host.wasi`` imports componentize-py's runtime, which exists only inside a
 component, so every implementation is read as source with ``ast``: the
 same method names, parameter names, annotations and return annotations as
 the Protocol, word for word. A fake that drifts from the real layer would
@@ -61,7 +61,7 @@ def protocol() -> dict[str, Signature]:
 
 def test_the_protocol_is_what_model_uses() -> None:
     assert set(protocol()) == {"load", "load_by_name", "init_context", "compute", "release"}
-    # Everything the model and the Host object call on a host's calls is in the Protocol.
+    # Everything the model and the Host object call on a host's layer is in the Protocol.
     called = set()
     for path in (WASINN / "_model" / "model.py", WASINN / "_host" / "host.py"):
         for node in ast.walk(ast.parse(path.read_text())):
@@ -69,7 +69,7 @@ def test_the_protocol_is_what_model_uses() -> None:
                 isinstance(node, ast.Attribute)
                 and isinstance(node.value, (ast.Name, ast.Attribute))
                 and (node.value.id if isinstance(node.value, ast.Name) else node.value.attr)
-                == "calls"
+                == "layer"
             ):
                 called.add(node.attr)
     assert called and called <= set(protocol()), called - set(protocol())

@@ -1,4 +1,4 @@
-"""The JPEG codec (``wasinn._jpeg``, libjpeg-turbo in ``ext/_jpeg_codec.c``) against Pillow.
+"""The JPEG codec (``wasinn._image.jpeg``, libjpeg-turbo in ``ext/_jpeg_codec.c``) against Pillow.
 
 The oracle is Pillow natively (libjpeg-turbo too, with SIMD): files Pillow and
 OpenCV write at several qualities, subsamplings, progressive or not, gray or

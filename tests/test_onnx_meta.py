@@ -1,6 +1,6 @@
 """ONNX metadata read by wasinn agrees with the onnx package's own reading.
 
-Comparison rule (see wasinn._onnx): each input or output is compared as
+Comparison rule (see wasinn._formats.onnx_read): each input or output is compared as
 ``(name, shape, dtype, unknown_rank)``. onnx's side: a ``dim`` with a
 non-negative ``dim_value`` is that int, any other ``dim`` is None; a tensor
 type without a ``shape`` field is ``shape=None`` with ``unknown_rank=True``;

@@ -108,12 +108,18 @@ def test_onnx_with_processing_is_parsed_once(ov_host: Any, parses: dict[str, int
     assert out["best"].shape == (1, 1) and 0 <= out["top"].item() <= 1
 
 
-def test_ir_is_read_once(ov_host: Any, parses: dict[str, int], toy_dir: Path) -> None:
+def test_ir_is_read_once(
+    ov_host: Any, parses: dict[str, int], toy_dir: Path, tmp_path: Path
+) -> None:
     Model.load(toy_dir / "two.xml").close()
     assert parses == {"onnx": 0, "ir": 1}
+    # An .xml with no .bin beside it is read to learn it needs no weights: once.
+    (tmp_path / "alone.xml").write_bytes((toy_dir / "passthrough.xml").read_bytes())
+    Model.load(tmp_path / "alone.xml").close()
+    assert parses == {"onnx": 0, "ir": 2}
 
 
-def test_a_built_graph_is_never_parsed(ov_host: Any, parses: dict[str, int]) -> None:
+def test_a_built_graph_is_not_parsed_back(ov_host: Any, parses: dict[str, int]) -> None:
     b = GraphBuilder()
     x = b.input("x", shape=[None, 3], dtype="f32")
     outputs = {"y": b.relu(x - 1.0), "total": b.reduce_sum(x, axes=[1], keep_dimensions=True)}
@@ -161,7 +167,7 @@ def test_what_a_host_learns_stays_with_that_host(no_default_host: None) -> None:
     load(prepare(toy.files[toy.filename]), host).close()
     assert host.onnx_native is False
     load(prepare(toy.files[toy.filename]), host).close()
-    tried = [c[1] for c in host.calls.calls if c[0] == "load"]
+    tried = [c[1] for c in host.layer.calls if c[0] == "load"]
     assert tried == ["onnx", "openvino", "openvino"], "ONNX is asked for once per host"
     assert Host(FakeHost()).onnx_native is None
 

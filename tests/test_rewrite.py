@@ -1,4 +1,4 @@
-"""Rewriting models for the host (``wasinn._rewrite``): rank-0 inputs and
+"""Rewriting models for the host (``wasinn._formats.rewrite``): rank-0 inputs and
 outputs, static zero-size inputs, Dropout's renamed and dropped inputs.
 
 The ONNX rewrites are checked against onnx itself: the rewritten model passes

@@ -1,4 +1,4 @@
-"""Unit tests of ``wasinn._source``: what ``Model.load`` makes of its ``source``.
+"""Unit tests of ``wasinn._formats.source``: what ``Model.load`` makes of its ``source``.
 
 ``resolve`` reads files, infers the encoding, checks the parts and reads the
 metadata, raising before anything reaches the host. The models are the

@@ -44,6 +44,7 @@ From a shell (paths only)::
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -162,6 +163,8 @@ def _from_path(
     if not path.exists():
         raise ConversionError(f"model not found: {path}")
     if path.is_dir():
+        if custom_ops:
+            raise ConversionError(f"custom_ops is for TFLite models, and {label} is not one")
         if not (path / "saved_model.pb").is_file():
             raise ConversionError(
                 f"{path} is a folder without saved_model.pb; pass a TensorFlow SavedModel "
@@ -193,6 +196,8 @@ def _from_path(
             options = {**options, "extension": given + extensions}
         untranslated = sorted({op.name for op in found if translations.get(op.name) is None})
         return _read(ov, path, label, options, untranslated), names[0], names[1], label
+    if custom_ops:
+        raise ConversionError(f"custom_ops is for TFLite models, and {label} is not one")
     if ext == ".pb":
         if path.name == "saved_model.pb":
             # OpenVINO reads a SavedModel as its folder (the variables are beside it).
@@ -209,18 +214,23 @@ def _read(
 ) -> Any:
     try:
         return ov.convert_model(source, **options)
-    except ConversionError:
-        raise
     except Exception as exc:
+        text = str(exc)
+        # A translation's own ConversionError comes back wrapped by OpenVINO,
+        # with a traceback after it: give its message alone.
+        ours = re.search(r"ConversionError: (.*?)(?:\s+At:|$)", text, re.S)
+        if ours:
+            raise ConversionError(ours.group(1).strip()) from exc
         # OpenVINO's message starts with where its check failed; the reason
         # (e.g. "No translator found for X node.") comes after: keep it all.
-        lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+        lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
         why = " ".join(lines).rstrip(".") or type(exc).__name__
         advice = ""
         if untranslated:
             advice = (
-                f". {label} uses custom operators OpenVINO cannot translate: "
-                f"{', '.join(untranslated)}; give each a translation with "
+                f". {label}'s custom operators without a translation here: "
+                f"{', '.join(untranslated)} (OpenVINO translates a few itself, such as "
+                "TFLite_Detection_PostProcess); give the ones it names a translation with "
                 "convert(..., custom_ops={name: translate}) (see tools/tflite_custom_ops.py)"
             )
         raise ConversionError(f"OpenVINO could not convert {label}: {why}{advice}") from exc

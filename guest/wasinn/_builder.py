@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ._graph.core import Lowered, Operand
+from ._graph.core import Lowered, Operand, lower
 from ._graph.operations import GraphOperations
 from ._host.host import default_host
 from ._model.cache import ModelCache
@@ -62,7 +62,7 @@ class GraphBuilder(GraphOperations):
             model = b.build({"probs": b.softmax(x, axis=1)})
             model.run({"x": Tensor([[1.0, 2.0, 3.0, 4.0]])})["probs"]
         """
-        lowered = self.lower(outputs)
+        lowered = lower(self, outputs)
         data = lowered.onnx()
         return _built.get(data) or _built.put(data, _load(lowered, data))
 
@@ -70,7 +70,7 @@ class GraphBuilder(GraphOperations):
 def load_graph(builder: GraphOperations, outputs: Mapping[str, Operand]) -> Model:
     """A new model computing ``outputs`` of ``builder``, loaded on the default
     host (for callers that keep models under keys of their own: ``wasinn.ops``)."""
-    lowered = builder.lower(outputs)
+    lowered = lower(builder, outputs)
     return _load(lowered, lowered.onnx())
 
 

@@ -1,7 +1,7 @@
 """PNG decoding and encoding by libspng (C: ``ext/_png_codec.c``).
 
 Built by ``tools/build_ext.py`` for the guest and for the native CPython
-(``./build.sh setup``). ``wasinn._png`` is the Python side. Decoded pixels are
+(``./build.sh setup``). ``wasinn._image.png`` is the Python side. Decoded pixels are
 8 bits per sample, interleaved, row-major (``wasinn.image``'s layout). A file
 that is not a PNG this can decode raises ValueError whose message says what
 the file is, to follow its name (``"is truncated inside its IDAT chunk"``).

@@ -1,10 +1,10 @@
 """WebP files read and written by libwebp 1.2.4 (C: ``ext/_webp_codec.c``).
 
 Built by ``tools/build_ext.py`` for the guest and for the native CPython
-(``./build.sh setup``), with Debian's libwebp linked in. ``wasinn._webp``
+(``./build.sh setup``), with Debian's libwebp linked in. ``wasinn._image.webp``
 is its only user: a file libwebp refuses raises ValueError whose message
 follows the file's name (``"is truncated: ..."``, ``"is corrupt: ..."``),
-which ``_webp`` turns into ``ImageError``; libwebp running out of memory
+which ``_image.webp`` turns into ``ImageError``; libwebp running out of memory
 raises MemoryError.
 
 Example::

@@ -47,12 +47,15 @@ from ._builder import GraphBuilder, load_graph
 from ._errors import ValidationError
 from ._graph import ranking
 from ._graph.core import Operand, Shape
-from ._graph.pooling import COORDINATE_MODES, NEAREST_MODES
+from ._graph.pooling import exact_nearest, resample_sampling
 from ._model.cache import ModelCache
 from ._model.model import Model
 from ._tensor import Tensor
 
-__all__ = ["argmax", "normalize", "resize", "resize_normalize", "softmax", "topk"]
+__all__ = [
+    "argmax", "normalize", "resize", "resize_normalize", "softmax", "topk", "warp_affine",
+    "warp_perspective",
+]  # fmt: skip
 
 # Compiled models kept (tiny graphs: the host holds little for each).
 _CACHE_SIZE = 32
@@ -110,6 +113,9 @@ def resize(
     ``mode="nearest", coordinate_mode="asymmetric", nearest_mode="floor"`` is
     OpenCV's ``INTER_NEAREST`` and torch's ``"nearest"``;
     ``nearest_mode="round_prefer_ceil"`` is torch's ``"nearest-exact"``.
+    Nearest-neighbor outside WebNN's own pair picks its pixels exactly, which
+    needs static sizes: such a resize compiles a model for the image's shape
+    on its first call, not after a few.
 
     Example::
 
@@ -119,19 +125,20 @@ def resize(
     """
     op = "ops.resize"
     x, x4, last, (height, width), how = _resize_args(op, image, size, mode, layout)
-    sampling = _sampling(op, how, coordinate_mode, nearest_mode)
+    sampling = resample_sampling(op, how, coordinate_mode, nearest_mode)
+    coordinates = str(sampling["coordinate_transformation_mode"])
+    rounding = str(sampling["nearest_mode"]) if "nearest_mode" in sampling else None
     axes = [1, 2] if last else [2, 3]
 
     def make(b: GraphBuilder, v: Operand) -> dict[str, Operand]:
-        return {"y": b.resample2d(v, mode=how, sizes=[height, width], axes=axes, **sampling)}
+        y = b.resample2d(v, mode=how, sizes=[height, width], axes=axes,
+                         coordinate_mode=coordinates, nearest_mode=rounding)  # fmt: skip
+        return {"y": y}
 
-    # Outside WebNN's own sampling, nearest-neighbor indices are exact only in a
-    # graph of static sizes (see resample2d): those get a model for the shape at once.
-    webnn = sampling.get("nearest_mode", "round_prefer_floor") == "round_prefer_floor" and (
-        sampling["coordinate_mode"] == "half_pixel"
-    )
-    exact = how == "nearest-neighbor" and not webnn
-    key = ("resize", how, last, height, width, *sampling.values())
+    # Exact nearest-neighbor indices need static sizes (see resample2d): such
+    # resizes get a model for the image's shape from the first call.
+    exact = exact_nearest(sampling)
+    key = ("resize", how, last, height, width, coordinates, rounding)
     y = _compute(key, x4, make, static=exact)["y"]
     return y if x.ndim == 4 else y.reshape(y.shape[1:])
 
@@ -297,7 +304,7 @@ def topk(
 
     ONNX TopK gives the values; OpenVINO does not keep equal values in index
     order, so the indices come from further TopKs over keys that are unique
-    by construction (see ``_stable_topk``). ``k`` may be at most 46340.
+    by construction (see ``_graph.ranking.stable_top_k``). ``k`` may be at most 46340.
 
     Example::
 
@@ -583,28 +590,6 @@ def _mode(op: str, mode: Any) -> str:
             f"{op}: mode must be 'linear' or 'nearest-neighbor' ('nearest'), not {mode!r}"
         )
     return how
-
-
-def _sampling(op: str, how: str, coordinate_mode: Any, nearest_mode: Any) -> dict[str, Any]:
-    """``resample2d``'s coordinate_mode and nearest_mode, checked."""
-    if coordinate_mode not in COORDINATE_MODES:
-        raise ValidationError(
-            f"{op}: coordinate_mode must be one of {', '.join(map(repr, COORDINATE_MODES))}, "
-            f"not {coordinate_mode!r}"
-        )
-    if nearest_mode is None:
-        return {"coordinate_mode": coordinate_mode}
-    if how != "nearest-neighbor":
-        raise ValidationError(
-            f"{op}: nearest_mode applies to mode='nearest' only, and the mode is {how!r}; "
-            "leave it out"
-        )
-    if nearest_mode not in NEAREST_MODES:
-        raise ValidationError(
-            f"{op}: nearest_mode must be one of {', '.join(map(repr, NEAREST_MODES))}, "
-            f"not {nearest_mode!r}"
-        )
-    return {"coordinate_mode": coordinate_mode, "nearest_mode": nearest_mode}
 
 
 def _numbers(op: str, name: str, value: Any, channels: int) -> tuple[float, ...]:

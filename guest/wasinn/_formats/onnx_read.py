@@ -16,6 +16,10 @@ onnx.proto):
 
 Everything else (nodes, weights, docs) is stepped over by offset: nothing is
 copied or decoded, so a large model costs one pass over its field headers.
+That pass also records where every field of the ModelProto and of its graph
+lies (``OnnxInfo.model_fields``, ``graph_fields``), so fusion and the host
+rewrites edit the model from this one parse; they read NodeProto's input (1),
+output (2), op_type (4) and domain (7) on demand (``nodes()``, ``uses_op()``).
 As in protobuf, a singular message field that occurs twice is the merge of
 both occurrences, and a scalar that occurs twice keeps its last value.
 
@@ -275,12 +279,17 @@ class _Reader:
         """Yield ``(field, a, b)`` for the fields in ``wanted``, skipping the rest
         (see ``walk``); a wanted length or varint field must have the wire type given."""
         for field, wire, _, start, pos in self.walk(spans, msg):
-            expect = wanted.get(field)
-            if expect is None or wire in (1, 5):  # no field wasinn reads is fixed-size
-                continue
-            if wire != expect:
-                self.fail(f"{msg} field {field} has wire type {wire}, not {expect}")
-            yield field, start, pos
+            if self.wanted(field, wire, msg, wanted):
+                yield field, start, pos
+
+    def wanted(self, field: int, wire: int, msg: str, wanted: dict[int, int]) -> bool:
+        """Whether a field is one wasinn reads; one with the wrong wire type fails."""
+        expect = wanted.get(field)
+        if expect is None or wire in (1, 5):  # no field wasinn reads is fixed-size
+            return False
+        if wire != expect:
+            self.fail(f"{msg} field {field} has wire type {wire}, not {expect}")
+        return True
 
     def text(self, a: int, b: int, what: str) -> str:
         try:
@@ -297,11 +306,8 @@ class _Reader:
         for step in self.walk([(0, len(self.buf))], "ModelProto"):
             model_fields.append(_as_field(Field, step))
             field, wire, _, a, b = step
-            expect = _MODEL.get(field)
-            if expect is None or wire in (1, 5):  # no field wasinn reads is fixed-size
+            if not self.wanted(field, wire, "ModelProto", _MODEL):
                 continue
-            if wire != expect:
-                self.fail(f"ModelProto field {field} has wire type {wire}, not {expect}")
             if field == 1:
                 ir_version = _signed(a, 64)
             elif field == 7:
@@ -354,11 +360,8 @@ class _Reader:
         for step in self.walk(spans, "GraphProto"):
             every.append(_as_field(Field, step))
             field, wire, head, a, b = step
-            expect = _GRAPH.get(field)
-            if expect is None or wire in (1, 5):
+            if not self.wanted(field, wire, "GraphProto", _GRAPH):
                 continue
-            if wire != expect:
-                self.fail(f"GraphProto field {field} has wire type {wire}, not {expect}")
             if field == 5:
                 initializers.add(self.tensor_name([(a, b)]))
             elif field == 15:

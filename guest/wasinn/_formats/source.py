@@ -81,6 +81,7 @@ def _from_path(path: str, encoding: str | None) -> Resolved:
             raise _foreign(kind, label, label)
         encoding = sniff(model, label)
     parts = [model]
+    info: ir.IRInfo | None = None
     if encoding == "openvino" and ir.looks_like_ir(model):
         weights = stem + ".bin"
         if os.path.exists(weights):
@@ -94,7 +95,7 @@ def _from_path(path: str, encoding: str | None) -> Resolved:
                     "an IR model is an .xml and a .bin with the same stem"
                 )
             parts.append(b"")
-    return _from_parts(parts, encoding, label)
+    return _from_parts(parts, encoding, label, info)
 
 
 def read_file(path: str, kind: str) -> bytes:
@@ -162,7 +163,10 @@ def sniff(head: bytes, label: str) -> str:
     )
 
 
-def _from_parts(parts: list[bytes], encoding: str, label: str) -> Resolved:
+def _from_parts(
+    parts: list[bytes], encoding: str, label: str, known: ir.IRInfo | None = None
+) -> Resolved:
+    """The parts resolved: ``known`` is the IR already read from ``parts[0]``, if it was."""
     resolved = Resolved(parts, encoding, label)
     if encoding == "openvino" and parts[0][4:8] == b"TFL3":
         # OpenVINO reads TFLite from a file, never from the memory wasi-nn passes.
@@ -174,7 +178,7 @@ def _from_parts(parts: list[bytes], encoding: str, label: str) -> Resolved:
             raise ValidationError(
                 f"an OpenVINO IR model is 2 parts, [xml, weights]; {label} has {len(parts)}"
             )
-        info = ir.read(parts[0], label)
+        info = known if known is not None else ir.read(parts[0], label)
         if info.weights_needed > len(parts[1]):
             raise ModelFormatError(
                 f"{label} reads {info.weights_needed} bytes of weights, but the weights are "

@@ -6,7 +6,7 @@ together. An operation checks its operands the way the WebNN specification
 says (raising ``ValidationError`` that names the operation), works out the
 result's shape and dtype, and records ONNX nodes with ``_emit``.
 
-``lower`` is what the layers above take from here: a ``Lowered`` graph (its
+``lower(builder, outputs)`` is what the layers above take from here: a ``Lowered`` graph (its
 nodes, inputs, outputs and constants, with their specs), which the public
 ``GraphBuilder.build`` loads as a model and fusion splices into one. Nothing
 here knows of models or hosts.
@@ -70,7 +70,7 @@ def shape_text(shape: Sequence[int | None]) -> str:
 
 @dataclass(frozen=True)
 class Lowered:
-    """A graph as the layers above take it: what ``BuilderCore.lower`` returns.
+    """A graph as the layers above take it: what ``lower`` returns.
 
     ``steps`` are the nodes the requested values need, each with its position
     among every node the builder recorded (fusion splits them there),
@@ -80,7 +80,7 @@ class Lowered:
     describes the finals, checked as wasi-nn can return them.
 
     >>> b = GraphBuilder()
-    >>> lowered = b.lower({"y": b.input("x", shape=[2], dtype="f32") * 2.0})
+    >>> lowered = lower(b, {"y": b.input("x", shape=[2], dtype="f32") * 2.0})
     >>> [str(s) for s in lowered.input_specs], [str(s) for s in lowered.output_specs]
     (['x: f32[2]'], ['y: f32[2]'])
     """
@@ -125,6 +125,36 @@ def check_operand(builder: BuilderCore, value: Any, op: str, role: str = "input"
     if value._builder is not builder:
         raise ValidationError(f"{op}: the {role} belongs to another GraphBuilder")
     return value
+
+
+def lower(
+    builder: BuilderCore,
+    outputs: Mapping[str, Operand] | None,
+    *,
+    feeds: Mapping[str, Operand] | None = None,
+) -> Lowered:
+    """What computes ``outputs`` of ``builder`` (name -> operand, checked as
+    graph outputs) and ``feeds`` (name -> operand, for another graph's inputs,
+    as they are): only the nodes, inputs and constants they need. The builder
+    stays usable. This is the graph layer's product for the layers above
+    (``GraphBuilder.build``, fusion), kept off the public builder.
+    """
+    values, finals = builder._finals(outputs) if outputs is not None else ([], [])
+    feed_nodes = [Node("Identity", [op._name], [name]) for name, op in (feeds or {}).items()]
+    steps, used = builder._needed([n.inputs[0] for n in feed_nodes + finals])
+    return Lowered(
+        steps,
+        finals,
+        feed_nodes,
+        [v for name, v in builder._inputs.items() if name in used],
+        values,
+        [t for name, t in builder._initializers.items() if name in used],
+    )
+
+
+def node_count(builder: BuilderCore) -> int:
+    """How many nodes ``builder`` has recorded so far (the positions in ``Lowered.steps``)."""
+    return len(builder._nodes)
 
 
 class Operand:
@@ -494,11 +524,6 @@ class BuilderCore:
 
     # ------------------------------------------------------------ lowering
 
-    @property
-    def node_count(self) -> int:
-        """How many nodes the builder has recorded so far (positions in ``Lowered.steps``)."""
-        return len(self._nodes)
-
     def to_onnx(self, outputs: Mapping[str, Operand]) -> bytes:
         """The graph computing ``outputs`` (name -> operand) as an ONNX model.
 
@@ -509,29 +534,7 @@ class BuilderCore:
         >>> x = b.input("x", shape=[2], dtype="f32")
         >>> onnx_bytes = b.to_onnx({"y": x * 2.0})
         """
-        return self.lower(outputs).onnx()
-
-    def lower(
-        self,
-        outputs: Mapping[str, Operand] | None,
-        *,
-        feeds: Mapping[str, Operand] | None = None,
-    ) -> Lowered:
-        """What computes ``outputs`` (name -> operand, checked as graph outputs)
-        and ``feeds`` (name -> operand, for another graph's inputs, as they are):
-        only the nodes, inputs and constants they need. The builder stays usable.
-        """
-        values, finals = self._finals(outputs) if outputs is not None else ([], [])
-        feed_nodes = [Node("Identity", [op._name], [name]) for name, op in (feeds or {}).items()]
-        steps, used = self._needed([n.inputs[0] for n in feed_nodes + finals])
-        return Lowered(
-            steps,
-            finals,
-            feed_nodes,
-            [v for name, v in self._inputs.items() if name in used],
-            values,
-            [t for name, t in self._initializers.items() if name in used],
-        )
+        return lower(self, outputs).onnx()
 
     def _finals(self, outputs: Mapping[str, Operand]) -> tuple[list[Value], list[Node]]:
         """Checked graph outputs: their descriptions and the Identity nodes naming them."""

@@ -20,7 +20,7 @@ _BOOL = "bool"
 
 
 class ElementwiseFamily(BuilderCore):
-    """See the module docstring; mixed into ``GraphBuilder``."""
+    """See the module docstring; mixed into ``GraphOperations`` (and so ``GraphBuilder``)."""
 
     # ------------------------------------------------------------ binary
 

@@ -42,7 +42,7 @@ def _fits(a: int | None, b: int | None) -> bool:
 
 
 class NetworkFamily(NetworkBase):
-    """See the module docstring; mixed into ``GraphBuilder``."""
+    """See the module docstring; mixed into ``GraphOperations`` (and so ``GraphBuilder``)."""
 
     # ------------------------------------------------------------ shared checks
 

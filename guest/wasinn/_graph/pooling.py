@@ -64,7 +64,7 @@ def _taps(size: int, out: int, window: int, begin: int, stride: int, dilation: i
 
 
 class PoolingFamily(NetworkBase):
-    """See the module docstring; mixed into ``GraphBuilder``."""
+    """See the module docstring; mixed into ``GraphOperations`` (and so ``GraphBuilder``)."""
 
     # ------------------------------------------------------------ pooling
 
@@ -418,7 +418,7 @@ class PoolingFamily(NetworkBase):
         op = "resample2d"
         x = self._nn_input(op, input, 4, _RESAMPLE_DTYPES)
         mode = self._nn_choice(op, "mode", mode, _RESAMPLE_MODES)
-        sampling = self._sampling(op, mode, coordinate_mode, nearest_mode)
+        sampling = resample_sampling(op, mode, coordinate_mode, nearest_mode)
         factors = [1.0, 1.0]
         if scales is not None:
             ok = not isinstance(scales, (str, bytes)) and isinstance(scales, Iterable)
@@ -461,12 +461,8 @@ class PoolingFamily(NetworkBase):
         if same or (targets is None and factors == [1.0, 1.0]):
             # Every sample falls on an input element.
             return self._emit("Identity", [x], shape=x.shape, dtype=x.dtype)
-        webnn = sampling.get("nearest_mode") == "round_prefer_floor" and (
-            sampling["coordinate_transformation_mode"] == "half_pixel"
-        )
         if (
-            mode == "nearest-neighbor"
-            and not webnn
+            exact_nearest(sampling)
             and None not in out
             and all(x.shape[a] is not None for a in chosen)
         ):
@@ -502,25 +498,6 @@ class PoolingFamily(NetworkBase):
             y = self._emit("Gather", [y, self._ints(picked)], {"axis": axis}, shape=shape,
                            dtype=x.dtype)  # fmt: skip
         return y
-
-    def _sampling(
-        self, op: str, mode: str, coordinate_mode: Any, nearest_mode: Any
-    ) -> dict[str, AttrValue]:
-        """The Resize attributes that say where and how ``mode`` samples."""
-        coordinates = self._nn_choice(op, "coordinate_mode", coordinate_mode, COORDINATE_MODES)
-        attrs: dict[str, AttrValue] = {"coordinate_transformation_mode": coordinates}
-        if mode == "linear":
-            if nearest_mode is not None:
-                raise ValidationError(
-                    f"{op}: nearest_mode applies to mode='nearest-neighbor' only, and the mode "
-                    "is 'linear'; leave it out"
-                )
-            attrs["mode"] = "linear"
-            return attrs
-        rounding = "round_prefer_floor" if nearest_mode is None else nearest_mode
-        attrs["nearest_mode"] = self._nn_choice(op, "nearest_mode", rounding, NEAREST_MODES)
-        attrs["mode"] = "nearest"
-        return attrs
 
     def _resample_to(
         self,
@@ -701,3 +678,48 @@ def nearest_indices(count: int, size: int, coordinates: str, rounding: str) -> l
             index = -(-(2 * num - den) // (2 * den))
         out.append(min(max(index, 0), count - 1))
     return out
+
+
+def resample_sampling(
+    op: str, mode: str, coordinate_mode: Any, nearest_mode: Any
+) -> dict[str, AttrValue]:
+    """The Resize attributes saying where and how ``mode`` ("linear" or
+    "nearest-neighbor") samples, checked: a ValidationError names ``op``.
+
+    >>> resample_sampling("resize", "nearest-neighbor", "asymmetric", "floor")
+    {'coordinate_transformation_mode': 'asymmetric', 'nearest_mode': 'floor', 'mode': 'nearest'}
+    """
+    if coordinate_mode not in COORDINATE_MODES:
+        raise ValidationError(
+            f"{op}: coordinate_mode must be one of {', '.join(map(repr, COORDINATE_MODES))}, "
+            f"not {coordinate_mode!r}"
+        )
+    attrs: dict[str, AttrValue] = {"coordinate_transformation_mode": coordinate_mode}
+    if mode == "linear":
+        if nearest_mode is not None:
+            raise ValidationError(
+                f"{op}: nearest_mode applies to nearest-neighbor sampling only, and the mode "
+                "is 'linear'; leave it out"
+            )
+        attrs["mode"] = "linear"
+        return attrs
+    rounding = "round_prefer_floor" if nearest_mode is None else nearest_mode
+    if rounding not in NEAREST_MODES:
+        raise ValidationError(
+            f"{op}: nearest_mode must be one of {', '.join(map(repr, NEAREST_MODES))}, "
+            f"not {nearest_mode!r}"
+        )
+    attrs["nearest_mode"] = rounding
+    attrs["mode"] = "nearest"
+    return attrs
+
+
+def exact_nearest(sampling: dict[str, AttrValue]) -> bool:
+    """Whether ``sampling`` (from ``resample_sampling``) is nearest-neighbor
+    outside WebNN's own pair (half_pixel, round_prefer_floor): sampling that
+    ``resample2d`` does with exact indices between static sizes."""
+    webnn = sampling.get("coordinate_transformation_mode") == "half_pixel" and (
+        sampling.get("nearest_mode") == "round_prefer_floor"
+    )
+    return sampling.get("mode") == "nearest" and not webnn
+

@@ -38,7 +38,7 @@ _QUANT_RANGES = {"u8": (0.0, 255.0), "i8": (-128.0, 127.0)}
 
 
 class ReductionFamily(BuilderCore):
-    """See the module docstring; mixed into ``GraphBuilder``."""
+    """See the module docstring; mixed into ``GraphOperations`` (and so ``GraphBuilder``)."""
 
     # ------------------------------------------------------------ shared checks
 

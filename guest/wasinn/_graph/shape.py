@@ -44,7 +44,7 @@ def _known(a: int | None, b: int | None) -> int | None:
 
 
 class ShapeFamily(BuilderCore):
-    """See the module docstring; mixed into ``GraphBuilder``."""
+    """See the module docstring; mixed into ``GraphOperations`` (and so ``GraphBuilder``)."""
 
     # ------------------------------------------------------------ argument checks
 

@@ -47,9 +47,9 @@ class Loaded:
 
 
 class Host:
-    """One wasi-nn host: its calls, and what wasinn learned about it.
+    """One wasi-nn host: its ``layer`` (the calls), and what wasinn learned about it.
 
-    Sessions call ``calls`` directly (``init_context``, ``compute``,
+    Sessions call ``layer`` directly (``init_context``, ``compute``,
     ``release``): a run pays no extra Python frame for this object.
 
     Example (a test handing in a fake)::
@@ -58,8 +58,8 @@ class Host:
         model = load(prepare("model.onnx"), host, "cpu")
     """
 
-    def __init__(self, calls: HostLayer) -> None:
-        self.calls = calls
+    def __init__(self, layer: HostLayer) -> None:
+        self.layer = layer
         #: Whether the host reads ONNX itself; learnt from its first ONNX load.
         self.onnx_native: bool | None = None
 
@@ -101,19 +101,19 @@ class Host:
         self, parts: list[bytes], encoding: str, target: str, what: str
     ) -> tuple[Handle, str]:
         if encoding != "onnx":
-            return self.calls.load(parts, encoding, target, what), encoding
+            return self.layer.load(parts, encoding, target, what), encoding
         if self.onnx_native is not False:
             try:
-                handle = self.calls.load(parts, "onnx", target, what)
+                handle = self.layer.load(parts, "onnx", target, what)
                 self.onnx_native = True
                 return handle, "onnx"
             except InvalidEncodingError:
                 self.onnx_native = False
-        return self.calls.load([parts[0], b""], "openvino", target, what), "openvino"
+        return self.layer.load([parts[0], b""], "openvino", target, what), "openvino"
 
     def load_by_name(self, name: str, what: str) -> Handle:
         """The graph the host registered under ``name``."""
-        return self.calls.load_by_name(name, what)
+        return self.layer.load_by_name(name, what)
 
 
 def targets(target: str | Sequence[str]) -> list[str]:
@@ -140,10 +140,10 @@ def default_host() -> Host:
     return _default
 
 
-def use_default(calls: HostLayer | None) -> HostLayer | None:
-    """Make ``calls`` (a fake, in native tests) the default host; returns the
-    previous one's calls. Models already loaded keep the host that loaded them."""
+def use_default(layer: HostLayer | None) -> HostLayer | None:
+    """Make ``layer`` (a fake, in native tests) the default host's calls; returns
+    the previous one's. Models already loaded keep the host that loaded them."""
     global _default
-    previous = _default.calls if _default is not None else None
-    _default = Host(calls) if calls is not None else None
+    previous = _default.layer if _default is not None else None
+    _default = Host(layer) if layer is not None else None
     return previous

@@ -1,8 +1,9 @@
-"""What the image decoders share: their errors, the size limit, what a header
-says (``ImageInfo``) and the buffer the pixels are written into (``Canvas``).
+"""What the image decoders share: the size limit, what a header says
+(``ImageInfo``) and the buffer the pixels are written into (``Canvas``); their
+errors (``ImageError``, ``ImageTooLargeError``) are in ``wasinn._errors``.
 
-It lives apart from ``wasinn.image`` so that the format modules (``_png``,
-``_ppm``, ``_jpeg``) can import it while ``wasinn.image`` imports them.
+It lives apart from ``wasinn.image`` so that the format modules (``png``,
+``ppm``, ``jpeg``, ``webp``) can import it while ``wasinn.image`` imports them.
 """
 
 from __future__ import annotations

@@ -2,11 +2,12 @@
 
 ``GraphBuilder.build`` (identical graphs load once) and the ``wasinn.ops``
 helpers (one small model per operation, dtype and rank) keep what they load
-here, most recently used last, up to a bound. Eviction releases a model's
-graph and sessions at once, unless the app still holds the model (one that
-``build`` returned): closing that would break the app, so it is released when
-the app lets go of it, as any model is. Nothing else refers to a model, so
-dropping the cache's reference is what releases it (``_Graph.__del__``).
+here, most recently used last, up to a bound. Eviction releases a model at
+once (its own session's context, then its graph), unless the app still holds
+the model (one that ``build`` returned) or a session of it: closing that
+would break the app, so it is released when the app lets go of it, as any
+model is. Nothing else refers to a model, so dropping the cache's reference
+is what releases it (``Session.__del__``, then ``_Graph.__del__``).
 """
 
 from __future__ import annotations

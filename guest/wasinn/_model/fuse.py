@@ -1,7 +1,8 @@
 """Pre- and post-processing spliced into an ONNX model's own graph.
 
 ``Model.load(path, preprocess=..., postprocess=...)`` lands here. The two
-functions describe the processing with a ``GraphBuilder``; their nodes go into
+functions describe the processing with a ``GraphOperations`` (every
+``GraphBuilder`` operation, without ``build``); their nodes go into
 the model's ``GraphProto`` in front of and behind the model's own nodes, so
 the host compiles one graph and the tensors in between never cross the
 guest/host boundary. The model's bytes are not decoded: its fields are copied
@@ -10,7 +11,7 @@ as they are, except the input and output entries the processing replaces.
 The builder writes its nodes for ONNX opset 18. In a model that imports
 another opset a node means that opset's version of its operator, so the
 splice is made only when every operator the processing uses means the same
-there (``_onnx_opsets``); otherwise ``FusionError`` says which operators differ.
+there (``_formats.onnx_opsets``); otherwise ``FusionError`` says which operators differ.
 OpenVINO IR is not spliced (its XML would need layers, not ONNX nodes).
 """
 
@@ -23,7 +24,7 @@ from .._errors import FusionError, ValidationError
 from .._formats import onnx_read
 from .._formats.onnx_opsets import same_as_opset_18
 from .._formats.onnx_write import Node, bytes_field, node_bytes, tensor_bytes, value_bytes
-from .._graph.core import Operand, check_operand, external, shape_text
+from .._graph.core import Operand, check_operand, external, lower, node_count, shape_text
 from .._graph.operations import GraphOperations
 from .._spec import TensorSpec
 
@@ -64,7 +65,7 @@ def splice(
     builder = GraphOperations()
     inputs = {s.name: s for s in info.inputs}
     feeds = _feeds(builder, preprocess, inputs, label) if preprocess else {}
-    split = builder.node_count  # nodes made from here on are post-processing
+    split = node_count(builder)  # nodes made from here on are post-processing
     new: Mapping[str, Operand] | None = None
     if postprocess is not None:
         model_outputs = {s.name: _external(builder, s, label) for s in info.outputs}
@@ -80,7 +81,7 @@ def splice(
                 f"postprocess output {', '.join(map(repr, taken))} has the name of one of the "
                 f"model's inputs or outputs; name new outputs differently"
             )
-    lowered = builder.lower(new, feeds=feeds)
+    lowered = lower(builder, new, feeds=feeds)
     clash = [v.name for v in lowered.inputs if v.name in inputs]
     if clash:
         raise ValidationError(

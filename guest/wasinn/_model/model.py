@@ -46,6 +46,7 @@ class _Graph:
         inputs: list[TensorSpec] | None,
         outputs: list[TensorSpec] | None,
         metadata: dict[str, str],
+        plan: rewrite.Plan,
     ) -> None:
         self.handle: Handle | None = handle
         # The host that made the handle releases it, even if tests swap hosts.
@@ -58,9 +59,9 @@ class _Graph:
         self.rename = {str(i): s.name for i, s in enumerate(outputs or ())}
         self.what_run = f"running {name}"
         self.sessions: weakref.WeakSet[Session] = weakref.WeakSet()
-        # How the model was rewritten for the host (see _rewrite), and so how
+        # How the model was rewritten for the host (see _formats.rewrite), and so how
         # each call's inputs and outputs are adapted.
-        self.plan = rewrite.NOTHING
+        self.plan = plan
 
     def close(self) -> None:
         """Release every session's context, then the graph."""
@@ -68,14 +69,14 @@ class _Graph:
             session.close()
         handle, self.handle = self.handle, None
         if handle is not None:
-            self.host.calls.release(handle)
+            self.host.layer.release(handle)
 
     def __del__(self) -> None:
         # Only reached once no session holds the graph: their contexts are gone.
         handle, self.handle = self.handle, None
         if handle is not None:
             try:
-                self.host.calls.release(handle)
+                self.host.layer.release(handle)
             except Exception:
                 pass
 
@@ -136,7 +137,7 @@ class Session(_Resource):
         graph = model._graph
         self._graph = graph
         what = f"starting a session for {graph.name}"
-        self._ctx = graph.host.calls.init_context(graph.handle, what)
+        self._ctx = graph.host.layer.init_context(graph.handle, what)
         self._closed = False
         graph.sessions.add(self)
 
@@ -157,7 +158,7 @@ class Session(_Resource):
                 _limits.check(len(t._data), f"input {name!r}")
         wanted = _spec.select(outputs, graph.outputs) if outputs is not None else None
         try:
-            raw = graph.host.calls.compute(self._ctx, feeds, graph.what_run)
+            raw = graph.host.layer.compute(self._ctx, feeds, graph.what_run)
         except BackendRuntimeError as exc:
             if (not plan.limits and not plan.notes) or exc.host_message is None:
                 raise
@@ -185,7 +186,7 @@ class Session(_Resource):
             return
         self._closed = True
         ctx, self._ctx = self._ctx, None
-        self._graph.host.calls.release(ctx)
+        self._graph.host.layer.release(ctx)
 
     def __del__(self) -> None:
         # Runs before this session lets go of its graph, so the context is
@@ -339,8 +340,7 @@ class Model(_Resource):
         plan: rewrite.Plan = rewrite.NOTHING,
     ) -> Model:
         self = object.__new__(cls)
-        self._graph = _Graph(handle, host, name, inputs, outputs, metadata)
-        self._graph.plan = plan
+        self._graph = _Graph(handle, host, name, inputs, outputs, metadata, plan)
         self._closed = False
         self.name = name
         self.encoding = encoding
@@ -385,7 +385,8 @@ class Model(_Resource):
         ``preprocess`` and ``postprocess`` splice array math into an ONNX
         model, so that the host runs it with the model and the tensors in
         between never come back to the guest. ``preprocess(b)`` gets a
-        ``GraphBuilder``, declares the new inputs and returns, by model input
+        builder (every ``GraphBuilder`` operation; no ``build``, which is
+        ``Model.load``'s job here), declares the new inputs and returns, by model input
         name, what feeds them; ``postprocess(b, outputs)`` gets the model's
         outputs as operands and returns the new outputs. ``model.inputs`` and
         ``model.outputs`` then describe the new signature. The processing is

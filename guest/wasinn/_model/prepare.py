@@ -6,7 +6,8 @@ rewrite the model around what the host cannot carry, check its size. The
 result, ``Prepared``, holds the parts to send and all that is known about
 them, so loading (``model.load``) only talks to the host, and each model's
 bytes are parsed once: the ONNX parse made while resolving the source is the
-one fusion and the rewrite use, and a graph the builder wrote is never parsed.
+one fusion and the rewrite use, and a graph the builder wrote is not parsed
+(unless a rank-0 input needs the host rewrite, which reads it once).
 
 >>> prepared = prepare(onnx_bytes)  # doctest: +SKIP
 >>> [str(s) for s in prepared.inputs]  # doctest: +SKIP
@@ -70,7 +71,8 @@ def prepare(
 
 def prepare_graph(lowered: Lowered, data: bytes) -> Prepared:
     """A graph the builder lowered (``data`` is ``lowered.onnx()``) made ready
-    for the host; its specs come from the builder, so the bytes are not read."""
+    for the host; its specs come from the builder, so the bytes are read only
+    if the host needs a rewrite (a rank-0 input)."""
     return _for_host(
         [data], "onnx", "the model bytes", lowered.input_specs, lowered.output_specs, {}, None,
         has_dropout=False,

@@ -1,6 +1,6 @@
 /* wasinn._jpeg_codec: JPEG files to pixels and back with libjpeg-turbo 2.1.5
  * (Debian's source, libjpeg 6.2 API, no SIMD, arithmetic coding; see
- * tools/c_libraries.toml). The Python side is wasinn/_jpeg.py; signatures
+ * tools/c_libraries.toml). The Python side is wasinn/_image/jpeg.py; signatures
  * in wasinn/_jpeg_codec.pyi.
  *
  * Pixels are what wasinn.image.decode returns: interleaved u8 samples,

@@ -1,5 +1,5 @@
 /* wasinn._png_codec: PNG files read and written by libspng (Debian's 0.7.3,
- * see tools/c_libraries.toml), for wasinn/_png.py.
+ * see tools/c_libraries.toml), for wasinn/_image/png.py.
  *
  * Decoding gives 8 bits per sample, the way wasinn.image documents (and
  * Pillow does): 16-bit samples keep their high byte, 1/2/4-bit gray is

@@ -3,7 +3,7 @@
  *
  * tools/build_ext.py compiles this file and libwebp for the guest and for the
  * native CPython, so the native tests run the code the component runs. The
- * Python side is wasinn/_webp.py, which turns the ValueErrors raised here into
+ * Python side is wasinn/_image/webp.py, which turns the ValueErrors raised here into
  * ImageErrors naming the file; the signatures are in wasinn/_webp_codec.pyi.
  *
  * Memory: probe reads only the headers. decode allocates its result, a bytes
