@@ -717,7 +717,7 @@ MISUSE: dict[str, tuple[Misuse, str]] = {
     # resample2d
     "resample mode": (
         lambda b, o: b.resample2d(o["x"], mode="bilinear"),
-        "resample2d: mode must be one of 'nearest-neighbor', 'linear', not 'bilinear'",
+        "resample2d: mode must be one of 'nearest-neighbor', 'linear', 'cubic', not 'bilinear'",
     ),
     "resample scales": (
         lambda b, o: b.resample2d(o["x"], scales=[0, 1]),

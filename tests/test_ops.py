@@ -538,8 +538,8 @@ MISUSE: dict[str, tuple[Callable[[], Any], str]] = {
         "ops.resize: size must be (height, width)",
     ),
     "resize mode": (
-        lambda: ops.resize(IMAGE, (2, 2), mode="cubic"),
-        "ops.resize: mode must be 'linear' or 'nearest-neighbor' ('nearest'), not 'cubic'",
+        lambda: ops.resize(IMAGE, (2, 2), mode="area"),
+        "ops.resize: mode must be 'linear', 'cubic' or 'nearest-neighbor' ('nearest'), not 'area'",
     ),
     "resize empty": (
         lambda: ops.resize(Tensor(b"", shape=(0, 3, 3), dtype="u8"), (2, 2)),

@@ -107,7 +107,40 @@ def test_every_combination_equals_onnxruntime(
     np.testing.assert_allclose(got, reference(X, size, **options), atol=2e-6)
 
 
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize(("coordinate_mode", "corners"),
+                         [("half_pixel", False), ("align_corners", True)])  # fmt: skip
+def test_cubic_equals_torch_bicubic(
+    ov_host: Any, size: tuple[int, int], coordinate_mode: str, corners: bool
+) -> None:
+    got = resample(X, size, mode="cubic", coordinate_mode=coordinate_mode)
+    want = torch_resize(X, size, mode="bicubic", align_corners=corners)
+    np.testing.assert_allclose(got, want, atol=5e-6)
+
+
+@pytest.mark.parametrize("coordinate_mode", ["pytorch_half_pixel", "asymmetric"])
+def test_cubic_in_the_other_modes_equals_onnxruntime(ov_host: Any, coordinate_mode: str) -> None:
+    for size in SIZES:
+        options = {"mode": "cubic", "coordinate_mode": coordinate_mode}
+        np.testing.assert_allclose(resample(X, size, **options), reference(X, size, **options),
+                                   atol=5e-6)  # fmt: skip
+
+
 IMAGE = RNG.integers(0, 256, (6, 10, 3)).astype(np.uint8)
+
+
+@pytest.mark.parametrize("size", [(18, 30), (4, 7)])
+def test_ops_resize_cubic_like_opencv(ov_host: Any, size: tuple[int, int]) -> None:
+    """Within 1 of cv2.INTER_CUBIC, which also saturates: a hard 0/255 edge
+    overshoots past 255 and below 0 between the samples."""
+    height, width = size
+    smooth = cv2.resize(IMAGE, (20, 12), interpolation=cv2.INTER_CUBIC)
+    edges = np.where(np.indices((12, 20)).sum(axis=0)[..., None] % 4 < 2, 255, 0)
+    for source in (smooth, np.repeat(edges, 3, axis=2).astype(np.uint8)):
+        t = Tensor(source.tobytes(), shape=source.shape, dtype="u8")
+        got = np.frombuffer(ops.resize(t, size, mode="cubic").tobytes(), np.uint8)
+        want = cv2.resize(source, (width, height), interpolation=cv2.INTER_CUBIC)
+        assert np.abs(got.reshape(want.shape).astype(int) - want).max() <= 1
 
 
 def resize_image(size: tuple[int, int], **options: Any) -> np.ndarray:
@@ -150,6 +183,8 @@ def test_misuse_says_what_would_be_right(ov_host: Any) -> None:
         ops.resize(image, (3, 3), coordinate_mode="corners")
     with pytest.raises(ValidationError, match="nearest_mode applies to nearest-neighbor sampling"):
         ops.resize(image, (3, 3), nearest_mode="floor")
+    with pytest.raises(ValidationError, match="nearest_mode applies to nearest-neighbor"):
+        ops.resize(image, (3, 3), mode="cubic", nearest_mode="floor")
     with pytest.raises(ValidationError, match="nearest_mode must be one of"):
         ops.resize(image, (3, 3), mode="nearest", nearest_mode="round")
     b = GraphBuilder()

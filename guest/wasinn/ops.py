@@ -67,7 +67,10 @@ _SPECIALIZED = frozenset({"resize", "normalize", "resize_normalize"})
 _MAX_COUNTED = 1024
 
 _LAYOUTS = ("hwc", "chw", "nhwc", "nchw")
-_MODES = {"linear": "linear", "nearest-neighbor": "nearest-neighbor", "nearest": "nearest-neighbor"}
+_MODES = {
+    "linear": "linear", "cubic": "cubic", "nearest-neighbor": "nearest-neighbor",
+    "nearest": "nearest-neighbor",
+}  # fmt: skip
 _RESIZE_DTYPES = ("u8", "f16", "f32")
 _FLOAT_DTYPES = ("f16", "bf16", "f32", "f64")
 _INDEX_DTYPES = {"i32": "i32", "int32": "i32", "i64": "i64", "int64": "i64"}
@@ -106,6 +109,10 @@ def resize(
     tie). u8 images are interpolated in f32 and rounded to nearest, halves
     up (OpenCV's fixed-point arithmetic can be 1 off from that). Takes u8,
     f16 and f32; graphs are those of ``GraphBuilder.resample2d``.
+
+    ``mode="cubic"`` interpolates bicubically (a = -0.75): OpenCV's
+    ``INTER_CUBIC`` (u8 within 1, saturated as OpenCV does), torch's
+    ``"bicubic"``.
 
     ``coordinate_mode`` and ``nearest_mode`` choose where pixels are sampled
     and how nearest-neighbor rounds, as in ``GraphBuilder.resample2d``:
@@ -587,7 +594,7 @@ def _mode(op: str, mode: Any) -> str:
     how = _MODES.get(mode) if isinstance(mode, str) else None
     if how is None:
         raise ValidationError(
-            f"{op}: mode must be 'linear' or 'nearest-neighbor' ('nearest'), not {mode!r}"
+            f"{op}: mode must be 'linear', 'cubic' or 'nearest-neighbor' ('nearest'), not {mode!r}"
         )
     return how
 

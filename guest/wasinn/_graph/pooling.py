@@ -42,7 +42,10 @@ from .options import FLOATS, LAYOUTS, TO_NCHW, TO_NHWC, NetworkBase, window_size
 
 _MAX_POOL_DTYPES = ("f32", "f16", "i8", "u8")  # what ONNX MaxPool takes
 _RESAMPLE_DTYPES = ("f32", "f16", "i8", "u8")
-_RESAMPLE_MODES = ("nearest-neighbor", "linear")
+_RESAMPLE_MODES = ("nearest-neighbor", "linear", "cubic")
+# The integer range each resampled dtype is clamped to before rounding back
+# (cubic interpolation overshoots: a u8 255 next to a 0 gives about 270).
+_INT_RANGES = {"u8": (0.0, 255.0), "i8": (-128.0, 127.0)}
 #: Where an output pixel samples the input (ONNX Resize's
 #: coordinate_transformation_mode, as opset 18 has them but tf_crop_and_resize).
 COORDINATE_MODES = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric")
@@ -375,7 +378,7 @@ class PoolingFamily(NetworkBase):
         nearest_mode: str | None = None,
     ) -> Operand:
         """Resize two dimensions of a 4-D tensor by ``scales`` (default [1, 1])
-        or to ``sizes``, with nearest-neighbor or bilinear interpolation.
+        or to ``sizes``, with nearest-neighbor, bilinear or (beyond WebNN) bicubic interpolation.
 
         ``sizes`` may also be an operand (i32 or i64, shape [2]) that the graph
         gets at run time, unlike WebNN: one compiled graph then serves every
@@ -392,7 +395,9 @@ class PoolingFamily(NetworkBase):
         Linear resampling of other dimension pairs than [2, 3] and [1, 2] is
         done between transposes (onnxruntime interpolates only those).
 
-        Beyond WebNN, as ONNX ``Resize`` has them: ``coordinate_mode`` says
+        Beyond WebNN: ``mode="cubic"`` (bicubic, a = -0.75: torch's
+        ``"bicubic"``, OpenCV's ``INTER_CUBIC``; integers clamped to their
+        range), and, as ONNX ``Resize`` has them: ``coordinate_mode`` says
         where output pixel ``x`` samples the input, with ``scale`` = output
         size / input size: ``"half_pixel"`` (the default, WebNN's; OpenCV's
         ``INTER_LINEAR``, torch's ``align_corners=False``) at
@@ -541,12 +546,12 @@ class PoolingFamily(NetworkBase):
         op = "resample2d"
         out_shape = list(shape)
         source = x
-        rounding = mode == "linear" and x.dtype not in FLOATS
+        rounding = mode != "nearest-neighbor" and x.dtype not in FLOATS
         if rounding:
             source = self._emit("Cast", [x], {"to": ONNX_TYPES["f32"]}, shape=x.shape, dtype="f32")
         perm = None
-        if mode == "linear" and chosen not in ([2, 3], [1, 2]):
-            # onnxruntime interpolates linearly only in NCHW or NHWC positions.
+        if mode != "nearest-neighbor" and chosen not in ([2, 3], [1, 2]):
+            # onnxruntime interpolates only in NCHW or NHWC positions.
             perm = [a for a in range(4) if a not in chosen] + chosen
             source = self._nn_transpose(source, perm)
             out_shape = [out_shape[p] for p in perm]
@@ -562,6 +567,10 @@ class PoolingFamily(NetworkBase):
             # above or below it, differently in onnxruntime and OpenVINO.
             lifted = self._binary(op, "Add", y, 0.5 + _HALF_MARGIN)
             y = self._emit("Floor", [lifted], shape=y.shape, dtype="f32")
+            if mode == "cubic":
+                low, high = _INT_RANGES[x.dtype]
+                bounds = [self._scalar(low, "f32", op), self._scalar(high, "f32", op)]
+                y = self._emit("Clip", [y, *bounds], shape=y.shape, dtype="f32")
             y = self._emit("Cast", [y], {"to": ONNX_TYPES[x.dtype]}, shape=y.shape, dtype=x.dtype)
         return y
 
@@ -683,8 +692,8 @@ def nearest_indices(count: int, size: int, coordinates: str, rounding: str) -> l
 def resample_sampling(
     op: str, mode: str, coordinate_mode: Any, nearest_mode: Any
 ) -> dict[str, AttrValue]:
-    """The Resize attributes saying where and how ``mode`` ("linear" or
-    "nearest-neighbor") samples, checked: a ValidationError names ``op``.
+    """The Resize attributes saying where and how ``mode`` ("linear", "cubic"
+    or "nearest-neighbor") samples, checked: a ValidationError names ``op``.
 
     >>> resample_sampling("resize", "nearest-neighbor", "asymmetric", "floor")
     {'coordinate_transformation_mode': 'asymmetric', 'nearest_mode': 'floor', 'mode': 'nearest'}
@@ -695,13 +704,15 @@ def resample_sampling(
             f"not {coordinate_mode!r}"
         )
     attrs: dict[str, AttrValue] = {"coordinate_transformation_mode": coordinate_mode}
-    if mode == "linear":
+    if mode in ("linear", "cubic"):
         if nearest_mode is not None:
             raise ValidationError(
                 f"{op}: nearest_mode applies to nearest-neighbor sampling only, and the mode "
-                "is 'linear'; leave it out"
+                f"is {mode!r}; leave it out"
             )
-        attrs["mode"] = "linear"
+        attrs["mode"] = mode
+        if mode == "cubic":
+            attrs["cubic_coeff_a"] = -0.75  # OpenCV's INTER_CUBIC and torch's bicubic
         return attrs
     rounding = "round_prefer_floor" if nearest_mode is None else nearest_mode
     if rounding not in NEAREST_MODES:
@@ -722,4 +733,3 @@ def exact_nearest(sampling: dict[str, AttrValue]) -> bool:
         sampling.get("nearest_mode") == "round_prefer_floor"
     )
     return sampling.get("mode") == "nearest" and not webnn
-
