@@ -44,7 +44,8 @@ _WEBNN_NAMES = {
 }  # fmt: skip
 # struct formats for constants of the types wasinn's Tensor does not have.
 _EXTRA_FORMATS = {"i8": "b", "u32": "I", "u64": "Q"}
-_INT_RANGES = {
+#: The range of each integer dtype, lowest and highest value.
+INT_RANGES = {
     "i8": (-(2**7), 2**7 - 1), "u8": (0, 2**8 - 1), "i32": (-(2**31), 2**31 - 1),
     "u32": (0, 2**32 - 1), "i64": (-(2**63), 2**63 - 1), "u64": (0, 2**64 - 1),
 }  # fmt: skip
@@ -397,7 +398,7 @@ class BuilderCore:
         raise ValidationError(f"{op}: no constant of type {dtype}")
 
     def _pack_ints(self, values: list[int], dtype: str, op: str) -> bytes:
-        low, high = _INT_RANGES[dtype]
+        low, high = INT_RANGES[dtype]
         bad = [v for v in values if not low <= v <= high]
         if bad:
             raise ValidationError(

@@ -37,15 +37,12 @@ from typing import Any
 from .._errors import ValidationError
 from .._formats.onnx_write import ONNX_TYPES, AttrValue
 from .._tensor import Tensor
-from .core import Operand, Shape, shape_text
+from .core import INT_RANGES, Operand, Shape, shape_text
 from .options import FLOATS, LAYOUTS, TO_NCHW, TO_NHWC, NetworkBase, window_size
 
 _MAX_POOL_DTYPES = ("f32", "f16", "i8", "u8")  # what ONNX MaxPool takes
 _RESAMPLE_DTYPES = ("f32", "f16", "i8", "u8")
 _RESAMPLE_MODES = ("nearest-neighbor", "linear", "cubic")
-# The integer range each resampled dtype is clamped to before rounding back
-# (cubic interpolation overshoots: a u8 255 next to a 0 gives about 270).
-_INT_RANGES = {"u8": (0.0, 255.0), "i8": (-128.0, 127.0)}
 #: Where an output pixel samples the input (ONNX Resize's
 #: coordinate_transformation_mode, as opset 18 has them but tf_crop_and_resize).
 COORDINATE_MODES = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric")
@@ -568,7 +565,9 @@ class PoolingFamily(NetworkBase):
             lifted = self._binary(op, "Add", y, 0.5 + _HALF_MARGIN)
             y = self._emit("Floor", [lifted], shape=y.shape, dtype="f32")
             if mode == "cubic":
-                low, high = _INT_RANGES[x.dtype]
+                # Cubic interpolation overshoots (a u8 255 next to a 0 gives
+                # about 270): clamp to the dtype's range before casting back.
+                low, high = INT_RANGES[x.dtype]
                 bounds = [self._scalar(low, "f32", op), self._scalar(high, "f32", op)]
                 y = self._emit("Clip", [y, *bounds], shape=y.shape, dtype="f32")
             y = self._emit("Cast", [y], {"to": ONNX_TYPES[x.dtype]}, shape=y.shape, dtype=x.dtype)
