@@ -496,13 +496,20 @@ def _resize_args(
 ) -> tuple[Tensor, Tensor, bool, tuple[int, int], str]:
     """The checked arguments of a resizing helper: the image, its 4-D form,
     whether channels come last, the (height, width) wanted, the mode."""
+    x, x4, last = _sampled_image(op, image, layout, "resize")
+    return x, x4, last, _size(op, size), _mode(op, mode)
+
+
+def _sampled_image(op: str, image: Any, layout: Any, verb: str) -> tuple[Tensor, Tensor, bool]:
+    """An image a resampling helper takes (u8, f16 or f32; ``verb`` names the
+    helper's work in the error), its 4-D form, and whether channels come last."""
     x = _tensor(op, image, "image")
     if x.dtype not in _RESIZE_DTYPES:
         raise ValidationError(
-            f"{op}: the image is {x.dtype}, but resize takes {', '.join(_RESIZE_DTYPES)}"
+            f"{op}: the image is {x.dtype}, but {verb} takes {', '.join(_RESIZE_DTYPES)}"
         )
     x4, last = _image(op, x, layout)
-    return x, x4, last, _size(op, size), _mode(op, mode)
+    return x, x4, last
 
 
 def _tensor(op: str, value: Any, role: str) -> Tensor:
@@ -653,12 +660,7 @@ def _warp(
     border_value: Any,
     layout: Any,
 ) -> Tensor:
-    x = _tensor(op, image, "image")
-    if x.dtype not in _RESIZE_DTYPES:
-        raise ValidationError(
-            f"{op}: the image is {x.dtype}, but warping takes {', '.join(_RESIZE_DTYPES)}"
-        )
-    x4, last = _image(op, x, layout)
+    x, x4, last = _sampled_image(op, image, layout, "warping")
     height, width = _size(op, size)
     how = _WARP_MODES.get(mode) if isinstance(mode, str) else None
     if how is None:
