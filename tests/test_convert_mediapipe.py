@@ -10,6 +10,7 @@ either ("Encountered unresolved custom op"); its refusal names them.
 
 from __future__ import annotations
 
+import collections
 import struct
 import sys
 from pathlib import Path
@@ -150,3 +151,23 @@ def test_untranslated_custom_ops_are_named_with_what_to_do(models: Path, tmp_pat
         convert(selfie, tmp_path / "s.xml", custom_ops={"Convolution2DTransposeBias": None})
     with pytest.raises(ConversionError, match="custom_ops is for TFLite models"):
         convert(tmp_path, tmp_path / "d.xml", custom_ops={"Convolution2DTransposeBias": broken})
+
+
+def test_the_flatbuffer_reader_survives_corrupt_bytes(models: Path) -> None:
+    """Bytes changed anywhere (offsets, lengths, indices) give a TFLiteError or
+    a reading, never another exception: the reader only follows offsets."""
+    data = (models / "selfie_segmentation" / "selfie_segmentation.tflite").read_bytes()
+    rng = np.random.default_rng(5)
+    outcomes = collections.Counter()
+    for _ in range(300):
+        mutated = bytearray(data)
+        for at in rng.integers(0, 4096, size=4):  # the tables and offsets come first
+            mutated[at] = int(rng.integers(0, 256))
+        try:
+            tflite_file.tensor_names(bytes(mutated))
+            tflite_file.custom_ops(bytes(mutated))
+            outcomes["read"] += 1
+        except tflite_file.TFLiteError:
+            outcomes["refused"] += 1
+    # Another exception would have failed the test already; both outcomes occur.
+    assert outcomes["read"] > 0 and outcomes["refused"] > 0, outcomes

@@ -15,6 +15,8 @@ Tensor ``name`` (3); Operator ``opcode_index`` (0), ``inputs`` (1),
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 
@@ -43,14 +45,9 @@ def tensor_names(data: bytes, label: str = "the model") -> tuple[list[str], list
         # (['input'], ['regressors', 'classificators'])
     """
     graph = _subgraphs(data, label)[0]
-    try:
+    with _readable(label):
         tensors = _table_vector(data, graph, 0)
-        return (
-            [_string(data, tensors[i], 3) for i in _int_vector(data, graph, 1)],
-            [_string(data, tensors[i], 3) for i in _int_vector(data, graph, 2)],
-        )
-    except (struct.error, IndexError) as exc:
-        raise TFLiteError(f"{label} is not a readable TFLite model: {exc}") from None
+        return _names(data, tensors, graph, 1), _names(data, tensors, graph, 2)
 
 
 def custom_ops(data: bytes, label: str = "the model") -> list[CustomOp]:
@@ -62,40 +59,46 @@ def custom_ops(data: bytes, label: str = "the model") -> list[CustomOp]:
         # ['Convolution2DTransposeBias']
     """
     subgraphs = _subgraphs(data, label)
-    try:
+    found = []
+    with _readable(label):
         codes = [_string(data, code, 1) for code in _table_vector(data, _u32(data, 0), 1)]
-        found = []
         for graph in subgraphs:
             tensors = _table_vector(data, graph, 0)
-
-            def names(op: int, field: int, tensors: list[int] = tensors) -> tuple[str, ...]:
-                return tuple(
-                    _string(data, tensors[i], 3) for i in _int_vector(data, op, field) if i >= 0
-                )
-
             for op in _table_vector(data, graph, 3):
                 at = _field(data, op, 0)
                 name = codes[_u32(data, at) if at is not None else 0]
                 if name:
                     first, count = _vector(data, op, 5)
-                    found.append(
-                        CustomOp(name, data[first : first + count], names(op, 1), names(op, 2))
-                    )
-        return found
-    except (struct.error, IndexError) as exc:
-        raise TFLiteError(f"{label} is not a readable TFLite model: {exc}") from None
+                    inputs = tuple(_names(data, tensors, op, 1))
+                    outputs = tuple(_names(data, tensors, op, 2))
+                    found.append(CustomOp(name, data[first : first + count], inputs, outputs))
+    return found
 
 
 def _subgraphs(data: bytes, label: str) -> list[int]:
     if data[4:8] != b"TFL3":
         raise TFLiteError(f"{label} is not a TFLite model (no TFL3 identifier)")
-    try:
+    with _readable(label):
         subgraphs = _table_vector(data, _u32(data, 0), 2)
-    except (struct.error, IndexError) as exc:
-        raise TFLiteError(f"{label} is not a readable TFLite model: {exc}") from None
     if not subgraphs:
         raise TFLiteError(f"{label} has no subgraph")
     return subgraphs
+
+
+@contextmanager
+def _readable(label: str) -> Iterator[None]:
+    """Offsets that lead outside the bytes: a TFLiteError naming ``label``."""
+    try:
+        yield
+    except (struct.error, IndexError) as exc:
+        raise TFLiteError(f"{label} is not a readable TFLite model: {exc}") from None
+
+
+def _names(data: bytes, tensors: list[int], table: int, field: int) -> list[str]:
+    """The names of the tensors an int vector field of ``table`` indexes
+    (a subgraph's inputs or outputs, an operator's); -1, an operator's
+    optional input left out, names none."""
+    return [_string(data, tensors[i], 3) for i in _int_vector(data, table, field) if i >= 0]
 
 
 def _u32(data: bytes, at: int) -> int:
