@@ -4,8 +4,9 @@ A ``Host`` wraps the calls that reach wasi-nn (a ``HostLayer``: the bindings
 in ``wasi`` inside a component, a fake in tests) and keeps what wasinn
 learned about that host, such as whether it reads ONNX natively. It also
 owns the choice of target: which to try, which never to send, and how the
-failures add up into one error. Every loaded model holds the ``Host`` that
-loaded it, so a test that hands a model a fake host never touches any other.
+failures add up into one error. Every loaded model keeps the calls of the
+``Host`` that loaded it, so a test that hands a model a fake host never
+touches any other.
 
 The host a plain ``Model.load`` uses is ``default_host()``: the component's
 own wasi-nn imports, or, in native tests, whatever ``use_default`` installed.
@@ -49,8 +50,8 @@ class Loaded:
 class Host:
     """One wasi-nn host: its ``layer`` (the calls), and what wasinn learned about it.
 
-    Sessions call ``layer`` directly (``init_context``, ``compute``,
-    ``release``): a run pays no extra Python frame for this object.
+    A loaded model keeps only the ``layer`` (``init_context``, ``compute``,
+    ``release``): a run pays no extra Python frame or lookup for this object.
 
     Example (a test handing in a fake)::
 

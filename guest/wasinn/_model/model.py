@@ -11,7 +11,7 @@ from .. import _dtypes, _errors, _limits, _numpy, _spec
 from .._errors import BackendRuntimeError, ClosedError, ValidationError
 from .._formats import describe, rewrite
 from .._formats.source import Source
-from .._host.api import Handle
+from .._host.api import Handle, HostLayer
 from .._host.host import Host, default_host, targets
 from .._spec import Feeds, TensorLike, TensorSpec
 from .._tensor import Tensor
@@ -34,14 +34,14 @@ class _Graph:
     """
 
     __slots__ = (
-        "__weakref__", "handle", "host", "name", "inputs", "outputs", "metadata", "rename",
+        "__weakref__", "handle", "layer", "name", "inputs", "outputs", "metadata", "rename",
         "what_run", "sessions", "plan",
     )  # fmt: skip
 
     def __init__(
         self,
         handle: Handle,
-        host: Host,
+        layer: HostLayer,
         name: str,
         inputs: list[TensorSpec] | None,
         outputs: list[TensorSpec] | None,
@@ -49,8 +49,9 @@ class _Graph:
         plan: rewrite.Plan,
     ) -> None:
         self.handle: Handle | None = handle
-        # The host that made the handle releases it, even if tests swap hosts.
-        self.host = host
+        # The calls of the host that made the handle: they run the graph and
+        # release it, even if tests swap the default host.
+        self.layer = layer
         self.name = name
         self.inputs = inputs
         self.outputs = outputs
@@ -69,14 +70,14 @@ class _Graph:
             session.close()
         handle, self.handle = self.handle, None
         if handle is not None:
-            self.host.layer.release(handle)
+            self.layer.release(handle)
 
     def __del__(self) -> None:
         # Only reached once no session holds the graph: their contexts are gone.
         handle, self.handle = self.handle, None
         if handle is not None:
             try:
-                self.host.layer.release(handle)
+                self.layer.release(handle)
             except Exception:
                 pass
 
@@ -137,7 +138,7 @@ class Session(_Resource):
         graph = model._graph
         self._graph = graph
         what = f"starting a session for {graph.name}"
-        self._ctx = graph.host.layer.init_context(graph.handle, what)
+        self._ctx = graph.layer.init_context(graph.handle, what)
         self._closed = False
         graph.sessions.add(self)
 
@@ -158,7 +159,7 @@ class Session(_Resource):
                 _limits.check(len(t._data), f"input {name!r}")
         wanted = _spec.select(outputs, graph.outputs) if outputs is not None else None
         try:
-            raw = graph.host.layer.compute(self._ctx, feeds, graph.what_run)
+            raw = graph.layer.compute(self._ctx, feeds, graph.what_run)
         except BackendRuntimeError as exc:
             if (not plan.limits and not plan.notes) or exc.host_message is None:
                 raise
@@ -186,7 +187,7 @@ class Session(_Resource):
             return
         self._closed = True
         ctx, self._ctx = self._ctx, None
-        self._graph.host.layer.release(ctx)
+        self._graph.layer.release(ctx)
 
     def __del__(self) -> None:
         # Runs before this session lets go of its graph, so the context is
@@ -340,7 +341,7 @@ class Model(_Resource):
         plan: rewrite.Plan = rewrite.NOTHING,
     ) -> Model:
         self = object.__new__(cls)
-        self._graph = _Graph(handle, host, name, inputs, outputs, metadata, plan)
+        self._graph = _Graph(handle, host.layer, name, inputs, outputs, metadata, plan)
         self._closed = False
         self.name = name
         self.encoding = encoding
