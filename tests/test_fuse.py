@@ -1,8 +1,10 @@
-"""Pre/post-processing spliced into an ONNX model (``Model.load(..., preprocess=, postprocess=)``).
+"""Pre/post-processing spliced into a model (``Model.load(..., preprocess=, postprocess=)``),
+ONNX or OpenVINO IR.
 
 Oracle: onnxruntime running the original model, with the same processing done
 in numpy before and after. Natively through the OpenVINO-backed fake host;
-``test_fuse_in_component`` runs the same fused models in a real component.
+``test_fused_model_in_a_component`` runs the same fused models in a real
+component. The IR model is the ONNX classifier converted by OpenVINO itself.
 """
 
 from __future__ import annotations
@@ -42,6 +44,24 @@ def classifier(path: Path, opset: int = 18) -> None:
     onnx.save(model, str(path))
 
 
+def classifier_ir(folder: Path) -> Path:
+    """The classifier as OpenVINO IR (.xml + .bin), converted by OpenVINO."""
+    import openvino as ov
+
+    classifier(folder / "classifier.onnx")
+    xml = folder / "classifier.xml"
+    ov.save_model(ov.convert_model(folder / "classifier.onnx"), xml, compress_to_fp16=False)
+    return xml
+
+
+def model_file(folder: Path, kind: str) -> Path:
+    """The classifier saved as ``kind`` ("onnx" or "ir") in ``folder``."""
+    if kind == "ir":
+        return classifier_ir(folder)
+    classifier(folder / "classifier.onnx")
+    return folder / "classifier.onnx"
+
+
 def numpy_pipeline(model: Path, image: np.ndarray) -> dict[str, np.ndarray]:
     x = ((image.astype(np.float32) / 255 - MEAN) / STD).transpose(2, 0, 1)[None]
     probs = run_onnxruntime(model.read_bytes(), {"x": x.astype(np.float32)})["probs"]
@@ -51,17 +71,17 @@ def numpy_pipeline(model: Path, image: np.ndarray) -> dict[str, np.ndarray]:
 IMAGE = np.random.default_rng(1).integers(0, 256, (4, 4, 3)).astype(np.uint8)
 
 
+@pytest.mark.parametrize("kind", ["onnx", "ir"])
 def test_fused_model_equals_numpy_processing_around_onnxruntime(
-    ov_host: Any, tmp_path: Path
+    ov_host: Any, tmp_path: Path, kind: str
 ) -> None:
-    path = tmp_path / "classifier.onnx"
-    classifier(path)
+    path = model_file(tmp_path, kind)
     with Model.load(path, preprocess=preprocess, postprocess=postprocess) as model:
         assert [str(s) for s in model.inputs] == ["image: u8[4, 4, 3]"]
         # The model declares its batch as a symbol: the outputs keep it dynamic.
         assert [str(s) for s in model.outputs] == ["best: i32[?, 1]", "top: f32[?, 1]"]
         out = model.run({"image": Tensor(IMAGE.tobytes(), shape=IMAGE.shape, dtype="u8")})
-    want = numpy_pipeline(path, IMAGE)
+    want = numpy_pipeline(tmp_path / "classifier.onnx", IMAGE)
     assert out["best"].tolist() == want["best"].tolist()
     np.testing.assert_allclose(out["top"].tolist(), want["top"], rtol=1e-5)
     # One graph: the processing is part of the model, not graphs of its own
@@ -70,9 +90,9 @@ def test_fused_model_equals_numpy_processing_around_onnxruntime(
     assert sum(1 for c in ov_host.calls if c[0] == "load" and c[1] == "openvino") == 1
 
 
-def test_only_pre_or_only_post(ov_host: Any, tmp_path: Path) -> None:
-    path = tmp_path / "classifier.onnx"
-    classifier(path)
+@pytest.mark.parametrize("kind", ["onnx", "ir"])
+def test_only_pre_or_only_post(ov_host: Any, tmp_path: Path, kind: str) -> None:
+    path = model_file(tmp_path, kind)
     feed = Tensor(IMAGE.tobytes(), shape=IMAGE.shape, dtype="u8")
     with Model.load(path, preprocess=preprocess) as pre_only:
         assert [s.name for s in pre_only.outputs] == ["probs"]
@@ -101,9 +121,50 @@ def test_an_older_opset_is_refused_with_the_operators_that_differ(
     assert "run it as a separate GraphBuilder model" in message
 
 
-def test_ir_is_not_spliced(ov_host: Any, model_dir: Path) -> None:
-    with pytest.raises(FusionError, match="spliced into ONNX models only, and two.xml is openvino"):
-        Model.load(model_dir / "two.xml", preprocess=preprocess)
+def test_ir_fusion_equals_the_parts_run_one_after_another(ov_host: Any, tmp_path: Path) -> None:
+    """The fused IR gives exactly what the processing (built as its own models)
+    and the IR model give when run one after another."""
+    from wasinn import GraphBuilder
+
+    path = classifier_ir(tmp_path)
+    images = np.random.default_rng(5).integers(0, 256, (6, 4, 4, 3)).astype(np.uint8)
+    with Model.load(path, preprocess=preprocess, postprocess=postprocess) as fused:
+        together = [fused.run_numpy({"image": image}) for image in images]
+    pre_builder = GraphBuilder()
+    pre = pre_builder.build(preprocess(pre_builder))
+    post_builder = GraphBuilder()
+    probs = post_builder.input("probs", shape=[1, 5], dtype="f32")
+    post = post_builder.build(postprocess(post_builder, {"probs": probs}))
+    with Model.load(path) as model:
+        for image, joined in zip(images, together, strict=True):
+            x = pre.run_numpy({"image": image})["x"]
+            apart = post.run_numpy({"probs": model.run_numpy({"x": x})["probs"]})
+            assert joined["best"].tolist() == apart["best"].tolist()
+            np.testing.assert_array_equal(joined["top"], apart["top"])
+
+
+def test_processing_that_has_no_ir_form_is_refused_before_the_host(
+    ov_host: Any, tmp_path: Path
+) -> None:
+    """An L2 pool over a dynamic number of channels has no IR form here (the
+    writer sums windows with a per-channel convolution): FusionError names it."""
+    path = classifier_ir(tmp_path)
+
+    def pooled(b: Any) -> dict[str, Any]:
+        x = b.input("planes", shape=[1, None, 4, 4], dtype="f32")
+        return {"x": b.l2_pool2d(x, window_dimensions=[1, 1])}
+
+    with pytest.raises(FusionError, match="LpPool with a dynamic channel count"):
+        Model.load(path, preprocess=pooled)
+    assert not any(c[0] == "load" for c in ov_host.calls), "nothing reaches the host"
+
+
+def test_a_format_that_is_not_spliced(ov_host: Any, tmp_path: Path) -> None:
+    """ONNX bytes loaded as encoding='openvino' are neither read as ONNX nor as IR."""
+    classifier(tmp_path / "classifier.onnx")
+    data = (tmp_path / "classifier.onnx").read_bytes()
+    with pytest.raises(FusionError, match="spliced into ONNX and OpenVINO IR models, and"):
+        Model.load(data, encoding="openvino", preprocess=preprocess)
 
 
 MISUSE = {
@@ -130,14 +191,14 @@ MISUSE = {
 }
 
 
+@pytest.mark.parametrize("kind", ["onnx", "ir"])
 @pytest.mark.parametrize("name", MISUSE)
-def test_preprocess_misuse(ov_host: Any, tmp_path: Path, name: str) -> None:
-    path = tmp_path / "classifier.onnx"
-    classifier(path)
+def test_preprocess_misuse(ov_host: Any, tmp_path: Path, name: str, kind: str) -> None:
+    path = model_file(tmp_path, kind)
     pre, message = MISUSE[name]
     with pytest.raises(ValidationError) as info:
         Model.load(path, preprocess=pre)
-    assert message in str(info.value)
+    assert message.replace("classifier.onnx", path.name) in str(info.value)
     assert not any(c[0] == "load" for c in ov_host.calls), "nothing reaches the host"
 
 
@@ -152,29 +213,31 @@ def test_postprocess_output_names_must_be_new(ov_host: Any, tmp_path: Path) -> N
 
 @pytest.mark.integration
 def test_fused_model_in_a_component(tmp_path: Path) -> None:
-    """The same fused model under wasmtime + OpenVINO equals numpy around onnxruntime."""
+    """The same fused models, ONNX and IR, under wasmtime + OpenVINO equal
+    numpy around onnxruntime."""
     import json
 
     from builder_check import APP, decode
     from conftest import run_component
 
-    classifier(tmp_path / "classifier.onnx")
+    classifier_ir(tmp_path)  # writes classifier.onnx too
     images = [
         np.random.default_rng(i).integers(0, 256, (4, 4, 3)).astype(np.uint8) for i in range(3)
     ]
     script = [
         {
-            "fused": "classifier.onnx",
+            "fused": name,
             "inputs": {"image": {"dtype": "u8", "shape": [4, 4, 3], "hex": im.tobytes().hex()}},
         }
+        for name in ("classifier.onnx", "classifier.xml")
         for im in images
     ]
     (tmp_path / "fused.json").write_text(json.dumps(script))
     done = run_component(APP, "fused.json", cwd=tmp_path, timeout=600)
     done.assert_no_trap()
     lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
-    assert len(lines) == len(images), done.stderr[-2000:]
-    for line, image in zip(lines, images, strict=True):
+    assert len(lines) == len(script), done.stderr[-2000:]
+    for line, image in zip(lines, images + images, strict=True):
         assert "ok" in line, line
         want = numpy_pipeline(tmp_path / "classifier.onnx", image)
         assert decode(line["ok"]["best"]).tolist() == want["best"].tolist()

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, replace
 
 from .. import _dtypes
@@ -49,6 +49,7 @@ from .._host.api import HostOutput
 from .._spec import TensorSpec
 from .._tensor import Tensor
 from . import ir, onnx_read, onnx_write
+from .ir_edit import IRGraph, Names, add_edge, add_layer, add_port, editable, first_port
 
 
 @dataclass(frozen=True)
@@ -153,7 +154,7 @@ def onnx_model(info: onnx_read.OnnxInfo) -> tuple[bytes, Plan]:
     changes = _onnx_changes(info)
     if changes is None:
         return data, NOTHING
-    edits = _onnx_edits(info, changes, _Names(data))
+    edits = _onnx_edits(info, changes, Names(data))
     graph = _onnx_graph(info, data, changes, edits)
     model_fields = [f for f in info.model_fields if f.number != 7]  # copied as they are
     out = [bytes(data[f.head : f.end]) for f in model_fields]
@@ -225,7 +226,7 @@ class _OnnxEdits:
     host_names: dict[str, str]
 
 
-def _onnx_edits(info: onnx_read.OnnxInfo, changes: _OnnxChanges, taken: _Names) -> _OnnxEdits:
+def _onnx_edits(info: onnx_read.OnnxInfo, changes: _OnnxChanges, taken: Names) -> _OnnxEdits:
     """The nodes, inputs and outputs that carry out ``changes``: a Squeeze
     after each [1] input, the folded inputs' constants, and an Unsqueeze
     before each unsqueezed output."""
@@ -254,7 +255,7 @@ def _onnx_edits(info: onnx_read.OnnxInfo, changes: _OnnxChanges, taken: _Names) 
     return _OnnxEdits(head_nodes, tail_nodes, new_inputs, new_outputs, host_names)
 
 
-def _folded_nodes(name: str, spec: TensorSpec, taken: _Names) -> list[bytes]:
+def _folded_nodes(name: str, spec: TensorSpec, taken: Names) -> list[bytes]:
     """The nodes that compute folded input ``name``: zeros of its static shape."""
     # OpenVINO reads an empty Constant (or initializer) as a scalar, so the
     # value is made by ConstantOfShape instead; a non-empty one (a Dropout
@@ -336,21 +337,6 @@ def _unused_ratios(nodes: list[onnx_read.Node], inputs: set[str], outputs: list[
     return [n for n, k in ratio_uses.items() if n in inputs and n not in outputs and uses[n] == k]
 
 
-class _Names:
-    """Fresh value names: never a substring of the model, so never taken."""
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self.made: set[str] = set()
-
-    def fresh(self, base: str) -> str:
-        name = base
-        while name.encode() in self.data or name in self.made:
-            name += "_"
-        self.made.add(name)
-        return name
-
-
 def _constant(name: str, dtype: str, shape: tuple[int, ...], raw: bytes) -> bytes:
     """A Constant node (opset 1 on) whose ``value`` is the given tensor."""
     tensor = onnx_write.tensor_bytes(onnx_write.Initializer("", dtype, shape, raw))
@@ -410,7 +396,7 @@ def ir_model(
     if not (scalar_in or zero_in or out_idx):
         return xml, weights, NOTHING
     root = ET.fromstring(xml)  # ir.read parsed these bytes already: no error here
-    graph = _ir_graph(root, xml, weights)
+    graph = editable(root, xml, weights)
     if graph is None:
         return xml, weights, NOTHING
     host_names, scalars, folded = _ir_inputs(graph, info.inputs, scalar_in, zero_in)
@@ -421,44 +407,8 @@ def ir_model(
     return ET.tostring(root, encoding="utf-8"), weights + bytes(graph.extra), plan
 
 
-@dataclass
-class _IRGraph:
-    """An IR's layers and edges as they are being rewritten, with what new
-    layers take: fresh layer ids (``next_id``), fresh names (``taken``), and
-    the bytes appended to the ``weights_size`` bytes of weights (``extra``)."""
-
-    layers: ET.Element
-    edges: ET.Element
-    next_id: Iterator[int]
-    taken: _Names
-    weights_size: int
-    extra: bytearray = field(default_factory=bytearray)
-
-    def new_id(self) -> str:
-        """A layer id no layer has."""
-        return str(next(self.next_id))
-
-    def offset(self) -> int:
-        """Where the next bytes appended to the weights start."""
-        return self.weights_size + len(self.extra)
-
-
-def _ir_graph(root: ET.Element, xml: bytes, weights: bytes) -> _IRGraph | None:
-    """The IR of ``root`` (parsed from ``xml``) ready for edits, or ``None``
-    when it has no layers."""
-    layers = root.find("layers")
-    edges = root.find("edges")
-    if layers is None:
-        return None
-    if edges is None:
-        edges = ET.SubElement(root, "edges")
-    ids = [int(x) for x in (layer.get("id", "") for layer in layers) if x.isdigit()]
-    next_id = iter(range(max(ids, default=-1) + 1, 1 << 62))
-    return _IRGraph(layers, edges, next_id, _Names(xml), len(weights))
-
-
 def _ir_inputs(
-    graph: _IRGraph, inputs: list[TensorSpec], scalar_in: set[str], zero_in: set[str]
+    graph: IRGraph, inputs: list[TensorSpec], scalar_in: set[str], zero_in: set[str]
 ) -> tuple[dict[str, str], list[str], list[str]]:
     """Folds the zero-size Parameters and gives the rank-0 ones a Squeeze;
     returns the host names of the scalars, the scalars, and the folded inputs
@@ -468,7 +418,7 @@ def _ir_inputs(
     folded: list[str] = []
     params = [layer for layer in graph.layers if layer.get("type") == "Parameter"]
     for layer, spec in zip(params, inputs, strict=False):
-        port = _first_port(layer, "output")
+        port = first_port(layer, "output")
         data = layer.find("data")
         if port is None or data is None:
             continue
@@ -481,7 +431,7 @@ def _ir_inputs(
     return host_names, scalars, folded
 
 
-def _ir_fold(graph: _IRGraph, layer: ET.Element, data: ET.Element) -> None:
+def _ir_fold(graph: IRGraph, layer: ET.Element, data: ET.Element) -> None:
     """Makes zero-size Parameter ``layer`` (``data`` its data) an empty Const."""
     offset = graph.offset()
     layer.set("type", "Const")
@@ -495,7 +445,7 @@ def _ir_fold(graph: _IRGraph, layer: ET.Element, data: ET.Element) -> None:
 
 
 def _ir_squeeze(
-    graph: _IRGraph, layer: ET.Element, port: ET.Element, data: ET.Element, name: str
+    graph: IRGraph, layer: ET.Element, port: ET.Element, data: ET.Element, name: str
 ) -> str:
     """Makes rank-0 Parameter ``layer`` (output ``port``, ``data`` its data)
     a [1] Parameter under a fresh name, followed by a Squeeze that takes over
@@ -507,20 +457,20 @@ def _ir_squeeze(
     data.set("shape", "1")
     ET.SubElement(port, "dim").text = "1"
     port.set("names", host.replace(",", "\\,"))
-    squeeze = _ir_layer(graph.layers, sid, f"{layer.get('name', '')}/wasinn_squeeze", "Squeeze")
-    _ir_port(squeeze, "input", "0", port.get("precision"), [1])
-    out = _ir_port(squeeze, "output", "1", port.get("precision"), [])
+    squeeze = add_layer(graph.layers, sid, f"{layer.get('name', '')}/wasinn_squeeze", "Squeeze")
+    add_port(squeeze, "input", "0", port.get("precision"), [1])
+    out = add_port(squeeze, "output", "1", port.get("precision"), [])
     if names is not None:
         out.set("names", names)
     for edge in graph.edges:
         if edge.get("from-layer") == lid and edge.get("from-port") == pid:
             edge.set("from-layer", sid)
             edge.set("from-port", "1")
-    _ir_edge(graph.edges, lid, pid, sid, "0")
+    add_edge(graph.edges, lid, pid, sid, "0")
     return host
 
 
-def _ir_outputs(graph: _IRGraph, out_idx: list[int]) -> set[int]:
+def _ir_outputs(graph: IRGraph, out_idx: list[int]) -> set[int]:
     """Gives the rank-0 Results at ``out_idx`` an Unsqueeze where the IR lets
     it (the Result has an input port and an edge into it); returns their indices."""
     unsqueezed: set[int] = set()
@@ -535,7 +485,7 @@ def _ir_outputs(graph: _IRGraph, out_idx: list[int]) -> set[int]:
         if i >= len(results):
             continue
         result = results[i]
-        rport = _first_port(result, "input")
+        rport = first_port(result, "input")
         if rport is None:
             continue
         feed = producers.get((result.get("id"), rport.get("id")))
@@ -549,60 +499,28 @@ def _ir_outputs(graph: _IRGraph, out_idx: list[int]) -> set[int]:
 
 
 def _ir_unsqueeze(
-    graph: _IRGraph, result: ET.Element, rport: ET.Element, feed: ET.Element, precision: str | None
+    graph: IRGraph, result: ET.Element, rport: ET.Element, feed: ET.Element, precision: str | None
 ) -> None:
     """Inserts an Unsqueeze on axis 0 into ``feed``, the edge into ``result``'s
     input ``rport``; the axis is a Const read from the end of the weights."""
     cid, uid = graph.new_id(), graph.new_id()
     offset = graph.offset()
     graph.extra += bytes(8)  # the axis, 0, as one i64
-    const = _ir_layer(graph.layers, cid, f"{result.get('name', '')}/wasinn_axis", "Const")
+    const = add_layer(graph.layers, cid, f"{result.get('name', '')}/wasinn_axis", "Const")
     ET.SubElement(
         const, "data",
         {"element_type": "i64", "shape": "1", "offset": str(offset), "size": "8"},
     )  # fmt: skip
-    _ir_port(const, "output", "0", "I64", [1])
-    unsq = _ir_layer(graph.layers, uid, f"{result.get('name', '')}/wasinn_unsqueeze", "Unsqueeze")
-    _ir_port(unsq, "input", "0", precision, [])
-    _ir_port(unsq, "input", "1", "I64", [1])
-    _ir_port(unsq, "output", "2", precision, [1])
+    add_port(const, "output", "0", "I64", [1])
+    unsq = add_layer(graph.layers, uid, f"{result.get('name', '')}/wasinn_unsqueeze", "Unsqueeze")
+    add_port(unsq, "input", "0", precision, [])
+    add_port(unsq, "input", "1", "I64", [1])
+    add_port(unsq, "output", "2", precision, [1])
     ET.SubElement(rport, "dim").text = "1"
     feed.set("to-layer", uid)
     feed.set("to-port", "0")
-    _ir_edge(graph.edges, cid, "0", uid, "1")
-    _ir_edge(graph.edges, uid, "2", result.get("id", ""), rport.get("id", ""))
-
-
-def _first_port(layer: ET.Element, kind: str) -> ET.Element | None:
-    ports = layer.find(kind)
-    return ports[0] if ports is not None and len(ports) else None
-
-
-def _ir_layer(layers: ET.Element, lid: str, name: str, kind: str) -> ET.Element:
-    return ET.SubElement(
-        layers, "layer", {"id": lid, "name": name, "type": kind, "version": "opset1"}
-    )
-
-
-def _ir_port(
-    layer: ET.Element, kind: str, pid: str, precision: str | None, dims: list[int]
-) -> ET.Element:
-    ports = layer.find(kind)
-    if ports is None:
-        ports = ET.SubElement(layer, kind)
-    port = ET.SubElement(ports, "port", {"id": pid})
-    if precision:
-        port.set("precision", precision)
-    for d in dims:
-        ET.SubElement(port, "dim").text = str(d)
-    return port
-
-
-def _ir_edge(edges: ET.Element, src: str, src_port: str, dst: str, dst_port: str) -> None:
-    ET.SubElement(
-        edges, "edge",
-        {"from-layer": src, "from-port": src_port, "to-layer": dst, "to-port": dst_port},
-    )  # fmt: skip
+    add_edge(graph.edges, cid, "0", uid, "1")
+    add_edge(graph.edges, uid, "2", result.get("id", ""), rport.get("id", ""))
 
 
 # ---------------------------------------------------------------- entry

@@ -37,6 +37,8 @@ class Resolved:
     metadata: dict[str, str] = field(default_factory=dict)
     #: The parse of an ONNX model's bytes, kept so that nothing reads them again.
     onnx: onnx_read.OnnxInfo | None = None
+    #: What an IR model's XML declares (fusion reads the XML again to edit it).
+    ir: ir.IRInfo | None = None
 
 
 def resolve(source: Source, encoding: str | None) -> Resolved:
@@ -186,6 +188,7 @@ def _from_parts(
             )
         resolved.inputs, resolved.outputs = info.inputs, info.outputs
         resolved.metadata = info.metadata
+        resolved.ir = info
     elif encoding == "openvino" and len(parts) == 1:
         # Not IR: OpenVINO reads other formats (ONNX) from the first part alone.
         parts.append(b"")

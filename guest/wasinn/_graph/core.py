@@ -92,6 +92,9 @@ class Lowered:
     inputs: list[Value]
     outputs: list[Value]
     initializers: list[Initializer]
+    #: The shape and dtype of every value the builder made, by name: what a
+    #: writer for another format needs where ONNX infers it (OpenVINO IR).
+    types: Mapping[str, tuple[Shape, str]]
 
     @property
     def input_specs(self) -> list[TensorSpec]:
@@ -113,6 +116,7 @@ class Lowered:
 def external(builder: BuilderCore, name: str, shape: Shape, dtype: str) -> Operand:
     """An operand for a value computed outside ``builder`` (a model's output,
     when fusing post-processing): neither an input nor made by a node here."""
+    builder._types[name] = (shape, dtype)
     return Operand(builder, name, shape, dtype)
 
 
@@ -150,6 +154,7 @@ def lower(
         [v for name, v in builder._inputs.items() if name in used],
         values,
         [t for name, t in builder._initializers.items() if name in used],
+        builder._types,
     )
 
 
@@ -250,6 +255,7 @@ class BuilderCore:
         self._inputs: dict[str, Value] = {}
         self._initializers: dict[str, Initializer] = {}
         self._constants: dict[tuple[str, tuple[int, ...], bytes], Operand] = {}
+        self._types: dict[str, tuple[Shape, str]] = {}  # every value's shape and dtype, by name
         self._count = 0
 
     # ------------------------------------------------------------ graph inputs
@@ -279,6 +285,7 @@ class BuilderCore:
                 f"{', '.join(_dtypes.DTYPES)}; take one of those and cast inside the graph"
             )
         self._inputs[name] = Value(name, dt, dims)
+        self._types[name] = (dims, dt)
         return Operand(self, name, dims, dt)
 
     def constant(
@@ -366,6 +373,7 @@ class BuilderCore:
         names = ["" if x is None else x if isinstance(x, str) else x._name for x in inputs]
         outs = [Operand(self, self._fresh(op_type.lower()), s, d) for s, d in results]
         self._producer.update((o._name, len(self._nodes)) for o in outs)
+        self._types.update((o._name, (o.shape, o.dtype)) for o in outs)
         self._nodes.append(Node(op_type, names, [o._name for o in outs], dict(attrs or {})))
         return outs
 
@@ -377,6 +385,7 @@ class BuilderCore:
             return known
         name = self._fresh("const")
         self._initializers[name] = Initializer(name, dtype, tuple(shape), data)
+        self._types[name] = (tuple(shape), dtype)
         operand = Operand(self, name, tuple(shape), dtype)
         self._constants[key] = operand
         return operand

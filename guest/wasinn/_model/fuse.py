@@ -1,30 +1,39 @@
-"""Pre- and post-processing spliced into an ONNX model's own graph.
+"""Pre- and post-processing spliced into a model's own graph.
 
 ``Model.load(path, preprocess=..., postprocess=...)`` lands here. The two
 functions describe the processing with a ``GraphOperations`` (every
-``GraphBuilder`` operation, without ``build``); their nodes go into
-the model's ``GraphProto`` in front of and behind the model's own nodes, so
-the host compiles one graph and the tensors in between never cross the
-guest/host boundary. The model's bytes are not decoded: its fields are copied
-as they are, except the input and output entries the processing replaces.
+``GraphBuilder`` operation, without ``build``), checked against the model's
+inputs and outputs (names, dtypes, shapes) and lowered once; then it goes
+into the model in front of and behind the model's own graph, so the host
+compiles one graph and the tensors in between never cross the guest/host
+boundary.
 
-The builder writes its nodes for ONNX opset 18. In a model that imports
-another opset a node means that opset's version of its operator, so the
-splice is made only when every operator the processing uses means the same
-there (``_formats.onnx_opsets``); otherwise ``FusionError`` says which operators differ.
-OpenVINO IR is not spliced (its XML would need layers, not ONNX nodes).
+* **ONNX** (``splice``): the processing's nodes go into the model's
+  ``GraphProto``. The model's bytes are not decoded: its fields are copied as
+  they are, except the input and output entries the processing replaces. The
+  builder writes its nodes for ONNX opset 18; in a model that imports another
+  opset a node means that opset's version of its operator, so the splice is
+  made only when every operator the processing uses means the same there
+  (``_formats.onnx_opsets``); otherwise ``FusionError`` says which differ.
+* **OpenVINO IR** (``splice_ir``), converted models included: the nodes are
+  written as the IR layers OpenVINO's ONNX reader would make of them
+  (``_formats.ir_write``) and wired to the model's layers in place of the
+  Parameters fed and the Results replaced.
 """
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from .._errors import FusionError, ValidationError
-from .._formats import onnx_read
+from .._formats import ir, ir_edit, ir_write, onnx_read
 from .._formats.onnx_opsets import same_as_opset_18
 from .._formats.onnx_write import Node, bytes_field, node_bytes, tensor_bytes, value_bytes
-from .._graph.core import Operand, check_operand, external, lower, node_count, shape_text
+from .._graph import core
+from .._graph.core import Lowered, Operand, check_operand, external, lower, shape_text
 from .._graph.operations import GraphOperations
 from .._spec import TensorSpec
 
@@ -37,11 +46,79 @@ Postprocess = Callable[[Any, dict[str, Operand]], Mapping[str, Operand]]
 
 
 class Fused:
-    """An ONNX model with its processing spliced in: the bytes, and what they
-    declare (known from the parts, so nothing reads the bytes again)."""
+    """A model with its processing spliced in: its parts (ONNX bytes, or IR
+    XML and weights), and what they declare (known from the parts, so nothing
+    reads the bytes again)."""
 
-    def __init__(self, data: bytes, inputs: list[TensorSpec], outputs: list[TensorSpec]) -> None:
-        self.data, self.inputs, self.outputs = data, inputs, outputs
+    def __init__(
+        self, parts: list[bytes], inputs: list[TensorSpec], outputs: list[TensorSpec]
+    ) -> None:
+        self.parts, self.inputs, self.outputs = parts, inputs, outputs
+
+
+@dataclass
+class _Processing:
+    """The processing lowered for splicing: nodes ``before`` the model (ending
+    with the Identity nodes that name the model inputs they ``feed``) and
+    ``after`` it (ending with the Identity nodes naming the new outputs), and
+    whether post-processing replaces the model's outputs."""
+
+    lowered: Lowered
+    feeds: dict[str, Operand]
+    before: list[Node]
+    after: list[Node]
+    postprocessed: bool
+
+
+def _process(
+    inputs: list[TensorSpec],
+    outputs: list[TensorSpec],
+    label: str,
+    preprocess: Preprocess | None,
+    postprocess: Postprocess | None,
+) -> _Processing:
+    """The processing for a model with ``inputs`` and ``outputs``, built and
+    checked against them (names, dtypes and shapes)."""
+    builder = GraphOperations()
+    by_name = {s.name: s for s in inputs}
+    feeds = _feeds(builder, preprocess, by_name, label) if preprocess else {}
+    split = core.node_count(builder)  # nodes made from here on are post-processing
+    new: Mapping[str, Operand] | None = None
+    if postprocess is not None:
+        model_outputs = {s.name: _external(builder, s, label) for s in outputs}
+        new = postprocess(builder, dict(model_outputs))
+        if not isinstance(new, Mapping) or not new:
+            raise ValidationError(
+                "postprocess must return a mapping of new output name to Operand, e.g. "
+                "{'mask': b.greater(outputs['probs'], 0.5)}"
+            )
+        taken = [n for n in new if n in model_outputs or n in by_name]
+        if taken:
+            raise ValidationError(
+                f"postprocess output {', '.join(map(repr, taken))} has the name of one of the "
+                f"model's inputs or outputs; name new outputs differently"
+            )
+    lowered = lower(builder, new, feeds=feeds)
+    clash = [v.name for v in lowered.inputs if v.name in by_name]
+    if clash:
+        raise ValidationError(
+            f"preprocess input {', '.join(map(repr, clash))} has the name of a model input; "
+            "give the new input another name (e.g. 'image' for the raw image feeding 'x')"
+        )
+    before = [n for i, n in lowered.steps if i < split] + lowered.feeds
+    after = [n for i, n in lowered.steps if i >= split] + lowered.finals
+    return _Processing(lowered, feeds, before, after, postprocess is not None)
+
+
+def _specs(
+    processing: _Processing, inputs: list[TensorSpec], outputs: list[TensorSpec]
+) -> tuple[list[TensorSpec], list[TensorSpec]]:
+    """The fused model's inputs, the model's not fed (in place) and then the
+    new ones (appended), and its outputs, the new ones or else the model's."""
+    lowered = processing.lowered
+    new_inputs = [s for s in inputs if s.name not in processing.feeds] + lowered.input_specs
+    new_outputs = lowered.output_specs if processing.postprocessed else list(outputs)
+    return new_inputs, new_outputs
 
 
 def splice(
@@ -62,34 +139,8 @@ def splice(
 
         fused = splice(onnx_bytes, onnx_read.read(onnx_bytes), "det.onnx", pre, None)
     """
-    builder = GraphOperations()
-    inputs = {s.name: s for s in info.inputs}
-    feeds = _feeds(builder, preprocess, inputs, label) if preprocess else {}
-    split = node_count(builder)  # nodes made from here on are post-processing
-    new: Mapping[str, Operand] | None = None
-    if postprocess is not None:
-        model_outputs = {s.name: _external(builder, s, label) for s in info.outputs}
-        new = postprocess(builder, dict(model_outputs))
-        if not isinstance(new, Mapping) or not new:
-            raise ValidationError(
-                "postprocess must return a mapping of new output name to Operand, e.g. "
-                "{'mask': b.greater(outputs['probs'], 0.5)}"
-            )
-        taken = [n for n in new if n in model_outputs or n in inputs]
-        if taken:
-            raise ValidationError(
-                f"postprocess output {', '.join(map(repr, taken))} has the name of one of the "
-                f"model's inputs or outputs; name new outputs differently"
-            )
-    lowered = lower(builder, new, feeds=feeds)
-    clash = [v.name for v in lowered.inputs if v.name in inputs]
-    if clash:
-        raise ValidationError(
-            f"preprocess input {', '.join(map(repr, clash))} has the name of a model input; "
-            "give the new input another name (e.g. 'image' for the raw image feeding 'x')"
-        )
-    before = [n for i, n in lowered.steps if i < split] + lowered.feeds
-    after = [n for i, n in lowered.steps if i >= split] + lowered.finals
+    processing = _process(info.inputs, info.outputs, label, preprocess, postprocess)
+    lowered, before, after = processing.lowered, processing.before, processing.after
     _check_opset(before + after, info.opset, label)
     if info.graph_count != 1:
         raise FusionError(
@@ -97,9 +148,9 @@ def splice(
         )
     kept: list[bytes] = []
     for field in info.graph_fields:
-        if field.number == 11 and field.wire == 2 and info.value_name(field) in feeds:
+        if field.number == 11 and field.wire == 2 and info.value_name(field) in processing.feeds:
             continue  # now computed by the pre-processing
-        if field.number == 12 and postprocess is not None:
+        if field.number == 12 and processing.postprocessed:
             continue  # replaced by the post-processing's outputs
         kept.append(bytes(data[field.head : field.end]))
     graph = b"".join(
@@ -113,11 +164,54 @@ def splice(
     out = bytearray()
     for field in info.model_fields:
         out += bytes_field(7, graph) if field.number == 7 else data[field.head : field.end]
-    # The fused graph's inputs are the model's not fed (in place) and then the
-    # new ones (appended); its outputs, the new ones or else the model's.
-    new_inputs = [s for s in info.inputs if s.name not in feeds] + lowered.input_specs
-    new_outputs = lowered.output_specs if postprocess is not None else list(info.outputs)
-    return Fused(bytes(out), new_inputs, new_outputs)
+    return Fused([bytes(out)], *_specs(processing, info.inputs, info.outputs))
+
+
+def splice_ir(
+    xml: bytes,
+    weights: bytes,
+    info: ir.IRInfo,
+    label: str,
+    preprocess: Preprocess | None,
+    postprocess: Postprocess | None,
+) -> Fused:
+    """The OpenVINO IR ``xml`` + ``weights`` (read as ``info``) with the
+    processing written into it as IR layers (``_formats.ir_write``).
+
+    A Parameter the pre-processing feeds is removed and its consumers read
+    the pre-processing's value instead; the new inputs' Parameters come after
+    the model's own, so inputs keep the order ``Model.inputs`` shows. With
+    post-processing, the model's Results are removed and the new outputs'
+    Results added. The processing's constants are appended to the weights.
+    """
+    processing = _process(info.inputs, info.outputs, label, preprocess, postprocess)
+    lowered = processing.lowered
+    root = ET.fromstring(xml)  # ir.read parsed these bytes already: no error here
+    graph = ir_edit.editable(root, xml, weights)
+    if graph is None:
+        raise FusionError(f"{label} has no layers to splice the processing into")
+    writer = ir_write.LayerWriter(graph, lowered.types, lowered.initializers)
+    parameters = [layer for layer in graph.layers if layer.get("type") == "Parameter"]
+    results = [layer for layer in graph.layers if layer.get("type") == "Result"]
+    for value in lowered.inputs:
+        assert value.shape is not None, "builder inputs have a rank"
+        writer.bind(value.name, writer.parameter(value.name, value.shape, value.dtype))
+    for node in processing.before[: len(processing.before) - len(lowered.feeds)]:
+        writer.write(node)
+    for feed, layer in _fed(processing, info, parameters, label):
+        _rewire(graph, layer, writer.port(feed.inputs[0]))
+        graph.layers.remove(layer)
+    if processing.postprocessed:
+        for spec, layer in zip(info.outputs, results, strict=True):
+            writer.bind(spec.name, _source(graph, layer, spec.name, label), named=True)
+            _drop_edges_into(graph, layer)
+            graph.layers.remove(layer)
+        for node in processing.after[: len(processing.after) - len(lowered.finals)]:
+            writer.write(node)
+        for final in lowered.finals:
+            writer.result(final.inputs[0], final.outputs[0])
+    parts = [ET.tostring(root, encoding="utf-8"), weights + bytes(graph.extra)]
+    return Fused(parts, *_specs(processing, info.inputs, info.outputs))
 
 
 def _feeds(
@@ -176,3 +270,40 @@ def _check_opset(nodes: list[Node], opset: int | None, label: str) -> None:
             "than at opset 18, for which wasinn writes the processing; run it as a separate "
             "GraphBuilder model before or after this one instead"
         )
+
+
+def _fed(
+    processing: _Processing, info: ir.IRInfo, parameters: list[ET.Element], label: str
+) -> list[tuple[Node, ET.Element]]:
+    """Each feed node with the Parameter layer of the model input it feeds."""
+    if len(parameters) != len(info.inputs):
+        raise FusionError(
+            f"{label} has {len(parameters)} Parameter layers for {len(info.inputs)} inputs; "
+            "cannot splice into it"
+        )
+    layers = {spec.name: layer for spec, layer in zip(info.inputs, parameters, strict=True)}
+    return [(feed, layers[feed.outputs[0]]) for feed in processing.lowered.feeds]
+
+
+def _rewire(graph: ir_edit.IRGraph, layer: ET.Element, port: ir_write.Port) -> None:
+    """Every edge out of ``layer`` leaves from ``port`` instead."""
+    lid = layer.get("id")
+    for edge in graph.edges:
+        if edge.get("from-layer") == lid:
+            edge.set("from-layer", port[0])
+            edge.set("from-port", port[1])
+
+
+def _source(graph: ir_edit.IRGraph, result: ET.Element, name: str, label: str) -> ir_write.Port:
+    """The output port feeding Result layer ``result`` (model output ``name``)."""
+    lid = result.get("id")
+    for edge in graph.edges:
+        if edge.get("to-layer") == lid:
+            return (edge.get("from-layer", ""), edge.get("from-port", ""))
+    raise FusionError(f"{label}'s output {name!r} has no edge into its Result; cannot splice")
+
+
+def _drop_edges_into(graph: ir_edit.IRGraph, layer: ET.Element) -> None:
+    lid = layer.get("id")
+    for edge in [e for e in graph.edges if e.get("to-layer") == lid]:
+        graph.edges.remove(edge)

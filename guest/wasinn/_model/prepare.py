@@ -55,17 +55,24 @@ def prepare(
             resolved.parts, resolved.encoding, resolved.label, resolved.inputs,
             resolved.outputs, resolved.metadata, resolved.onnx,
         )  # fmt: skip
+    label = f"{resolved.label} with its processing"
+    if resolved.encoding == "openvino" and resolved.ir is not None:
+        xml, weights = resolved.parts
+        fused = fuse.splice_ir(xml, weights, resolved.ir, resolved.label, preprocess, postprocess)
+        return _for_host(
+            fused.parts, "openvino", label, fused.inputs, fused.outputs, resolved.metadata, None
+        )
     if resolved.encoding != "onnx" or resolved.onnx is None:
         raise FusionError(
-            f"preprocess and postprocess are spliced into ONNX models only, and "
+            f"preprocess and postprocess are spliced into ONNX and OpenVINO IR models, and "
             f"{resolved.label} is {resolved.encoding}; build the processing as its own "
             "GraphBuilder model and run it before or after this one"
         )
     info = resolved.onnx
     fused = fuse.splice(resolved.parts[0], info, resolved.label, preprocess, postprocess)
     return _for_host(
-        [fused.data], "onnx", f"{resolved.label} with its processing", fused.inputs,
-        fused.outputs, resolved.metadata, None, has_dropout=info.uses_op("Dropout"),
+        fused.parts, "onnx", label, fused.inputs, fused.outputs, resolved.metadata, None,
+        has_dropout=info.uses_op("Dropout"),
     )  # fmt: skip
 
 
