@@ -165,6 +165,7 @@ REFERENCE: dict[str, Reference] = {
         "u8": _quantize(x, 0.02, 128, 0, 255, np.uint8),
         "i8": _quantize(x, 0.02, 3, -128, 127, np.int8).astype(np.int32),
         "per_axis": _quantize(x, [[0.01, 0.02, 0.05, 0.1]], [[100, 128, 0, 250]], 0, 255, np.uint8),
+        "per_axis_1d": _quantize(x, [0.01, 0.02, 0.05, 0.1], [100, 128, 0, 250], 0, 255, np.uint8),
     },
     "quantize_blockwise_and_f16": lambda x, h: {
         "blocks": _quantize(x, _BLOCK_SCALE, _BLOCK_ZERO, 0, 255, np.uint8),
@@ -368,8 +369,10 @@ MISUSE: dict[str, tuple[Callable[[GraphBuilder, Any, Any], Any], str]] = {
         "unexpected keyword argument 'keepDimensions'",
     ),
     "quantize rank": (
-        lambda b, x, k: b.quantize_linear(x, b.constant([0.1]), b.constant([0], dtype="u8")),
-        "quantize_linear: the scale (rank 1) and zero_point (rank 1) must have the input's rank 2",
+        lambda b, x, k: b.quantize_linear(
+            x, b.constant([[[0.1]]]), b.constant([[[0]]], dtype="u8")
+        ),
+        "quantize_linear: the scale has rank 3, more than the input's 2",
     ),
     "quantize shapes differ": (
         lambda b, x, k: b.quantize_linear(

@@ -3,6 +3,8 @@ OpenVINO vs onnxruntime, and the same graphs in a real component (see builder_ch
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from builder_app import cases_shape
@@ -119,6 +121,12 @@ def _dtypes_moved(**inputs: np.ndarray) -> dict[str, np.ndarray]:
 
 _NEW_ROWS = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
 REFERENCE: dict[str, Reference] = {
+    "indexing": lambda x, d: {
+        "row": x[0], "last": x[-1, :, -1], "block": x[:, 1:3], "every2": x[..., ::2],
+        "back": x[::-1, None, -2:], "mixed": x[1:-1:2, ..., None], "whole": x[...],
+        "down": x[3:0:-2, 4], "past": x[2:99, -99:2], "d_first": d[0], "d_tail": d[-2:, ::-1],
+        "d_new": d[None, ..., 1], "d_abs": np.abs(d[:, 0]), "neg": -x[0, 0],
+    },
     "reshape_and_transpose": _reshape_and_transpose,
     "reshape_dynamic": lambda x: {
         "rows": x.reshape(-1, 12), "split": x.reshape(-1, 2, 6), "fixed": x.reshape(9, 4),
@@ -524,3 +532,31 @@ def test_expanding_a_dynamic_dimension_to_1_checks_it_at_run_time() -> None:
     assert run_openvino(data, {"d": np.ones((1, 2), np.float32)})["y"].shape == (2, 1, 2)
     with pytest.raises(Exception, match="(?i)reshape"):
         run_openvino(data, {"d": np.ones((3, 2), np.float32)})
+
+
+@pytest.mark.parametrize(
+    ("key", "error", "message"),
+    [
+        ((0, 0, 0, 0), IndexError, "too many indices: <wasinn.Operand f32[4, 5, 6]> has 3"),
+        (4, IndexError, "index 4 is out of bounds for dimension 0 with size 4"),
+        ((slice(None), -6), IndexError, "index -6 is out of bounds for dimension 1 with size 5"),
+        ((..., ...), IndexError, "a single ellipsis"),
+        (slice(None, None, 0), ValueError, "slice step must be a non-zero integer"),
+        (slice("a", None), TypeError, "slice bounds must be integers or None"),
+        ([0, 1], TypeError, "not list; pick elements by an index operand with builder.gather"),
+        (True, TypeError, "not bool"),
+    ],
+)
+def test_indexing_misuse(key: Any, error: type[Exception], message: str) -> None:
+    x = GraphBuilder().input("x", shape=[4, 5, 6], dtype="f32")
+    with pytest.raises(error) as info:
+        x[key]
+    assert message in str(info.value)
+
+
+def test_indexing_keeps_dynamic_dimensions_unknown_and_numpy_integers() -> None:
+    x = GraphBuilder().input("x", shape=[None, 5], dtype="f32")
+    assert x[1:].shape == (None, 5)
+    assert x[np.int64(1)].shape == (5,)
+    assert x[:, np.int32(-1)].shape == (None,)
+    assert x[None, ..., ::2].shape == (1, None, 3)

@@ -240,6 +240,9 @@ def quantize_per_tensor_and_axis(b: GraphBuilder) -> dict[str, Operand]:
         "u8": b.quantize_linear(x, one_scale, b.constant([[128]], dtype="uint8")),
         "i8": b.cast(signed, "int32"),
         "per_axis": b.quantize_linear(x, scales, b.constant([[100, 128, 0, 250]], dtype="u8")),
+        "per_axis_1d": b.quantize_linear(
+            x, b.constant([0.01, 0.02, 0.05, 0.1]), b.constant([100, 128, 0, 250], dtype="u8")
+        ),
     }  # fmt: skip
 
 

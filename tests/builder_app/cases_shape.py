@@ -66,6 +66,18 @@ def slices(b: GraphBuilder) -> dict[str, Operand]:
 
 
 @case
+def indexing(b: GraphBuilder) -> dict[str, Operand]:
+    x = b.input("x", shape=[4, 5, 6], dtype="f32")
+    d = b.input("d", shape=[None, 5, 6], dtype="i32")
+    return {
+        "row": x[0], "last": x[-1, :, -1], "block": x[:, 1:3], "every2": x[..., ::2],
+        "back": x[::-1, None, -2:], "mixed": x[1:-1:2, ..., None], "whole": x[...],
+        "down": x[3:0:-2, 4], "past": x[2:99, -99:2], "d_first": d[0], "d_tail": d[-2:, ::-1],
+        "d_new": d[None, ..., 1], "d_abs": abs(d[:, 0]), "neg": -x[0, 0],
+    }  # fmt: skip
+
+
+@case
 def split_and_concat(b: GraphBuilder) -> dict[str, Operand]:
     x = b.input("x", shape=[4, 6], dtype="f32")
     d = b.input("d", shape=[None, 6], dtype="i64")

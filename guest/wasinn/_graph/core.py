@@ -167,10 +167,13 @@ class Operand:
     """A value in a graph being built: its ``shape`` (``None`` for a dynamic
     dimension) and ``dtype``, known as soon as the operation is added.
 
-    ``+ - * /`` and unary ``-`` add the matching operation, ``> >= < <=``
-    the matching comparison (a u8 mask, as ``builder.greater`` gives);
-    Python numbers become constants of the other operand's dtype. ``==``
-    compares operands as objects: use ``builder.equal`` element-wise.
+    ``+ - * /``, unary ``-`` and ``abs()`` add the matching operation,
+    ``> >= < <=`` the matching comparison (a u8 mask, as ``builder.greater``
+    gives); Python numbers become constants of the other operand's dtype.
+    ``==`` compares operands as objects: use ``builder.equal`` element-wise.
+    Indexing takes what numpy's basic indexing takes (integers, slices with
+    any step, ``...`` and ``None``), e.g. ``x[0]``, ``x[:, 1:3]``,
+    ``x[..., ::-1]``; arrays of indices go through ``builder.gather``.
 
     Example::
 
@@ -228,6 +231,12 @@ class Operand:
 
     def __neg__(self) -> Operand:
         return self._builder._unary("neg", "Neg", self, SIGNED_DTYPES)
+
+    def __abs__(self) -> Operand:
+        return self._builder._unary("abs", "Abs", self, SIGNED_DTYPES)
+
+    def __getitem__(self, key: Any) -> Operand:
+        return self._builder._index(self, key)
 
     # Ordering comparisons give u8 masks, as builder.greater(...) and the rest
     # do (a number on the left is reflected: 0.5 < x is x > 0.5). == and !=
@@ -525,6 +534,10 @@ class BuilderCore:
                 f"{op}: an argument must be an Operand or a number, not {type(value).__name__}"
             )
         return self._scalar(value, dtype, op)
+
+    def _index(self, x: Operand, key: Any) -> Operand:
+        """``x[key]``; the shape operations (``ShapeFamily``) give it."""
+        raise NotImplementedError("indexing needs the shape operations")
 
     def _unary(self, op: str, onnx_op: str, x: Any, allowed: Iterable[str] = DTYPES) -> Operand:
         """An element-wise operation of one operand: same shape and dtype."""

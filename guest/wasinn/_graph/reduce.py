@@ -347,13 +347,8 @@ class ReductionFamily(BuilderCore):
     def _quant_params(
         self, op: str, x: Operand, scale: Any, zero_point: Any
     ) -> tuple[Operand, Operand]:
-        scale = self._own(op, scale, "scale")
-        zero_point = self._own(op, zero_point, "zero_point")
-        if scale.rank != x.rank or zero_point.rank != x.rank:
-            raise ValidationError(
-                f"{op}: the scale (rank {scale.rank}) and zero_point (rank {zero_point.rank}) "
-                f"must have the input's rank {x.rank}; use size-1 dimensions to broadcast"
-            )
+        scale = self._lead_ones(op, x, self._own(op, scale, "scale"), "scale")
+        zero_point = self._lead_ones(op, x, self._own(op, zero_point, "zero_point"), "zero_point")
         if scale.shape != zero_point.shape:
             raise ValidationError(
                 f"{op}: the scale's shape {shape_text(scale.shape)} and the zero_point's "
@@ -381,6 +376,21 @@ class ReductionFamily(BuilderCore):
                 )
         return scale, zero_point
 
+    def _lead_ones(self, op: str, x: Operand, t: Operand, role: str) -> Operand:
+        """``t`` (a scale or zero point) given the input's rank by leading
+        size-1 dimensions, as numpy broadcasting lines up trailing ones: a
+        per-axis scale [C] for an input [N, C] is [1, C]."""
+        if t.rank > x.rank:
+            raise ValidationError(
+                f"{op}: the {role} has rank {t.rank}, more than the input's {x.rank}"
+            )
+        if t.rank == x.rank:
+            return t
+        if None in t.shape:
+            raise ValidationError(f"{op}: the {role}'s shape {shape_text(t.shape)} must be static")
+        dims = [1] * (x.rank - t.rank) + [int(d) for d in t.shape if d is not None]
+        return self._emit("Reshape", [t, self._ints(dims)], shape=tuple(dims), dtype=t.dtype)
+
     def _blockwise(self, t: Operand, target: Shape) -> Operand:
         """``t`` with each element repeated along every axis where it has fewer
         (and more than one) elements than ``target``, as WebNN's blockwise
@@ -405,7 +415,8 @@ class ReductionFamily(BuilderCore):
     def quantize_linear(self, x: Operand, scale: Operand, zero_point: Operand) -> Operand:
         """``clamp(round_even(x / scale) + zero_point)`` to the range of the
         ``zero_point``'s type, u8 or i8; ``scale`` (the input's float type) and
-        ``zero_point`` have the input's rank and divide its dimensions (blockwise).
+        ``zero_point`` divide the input's dimensions (blockwise), lined up from
+        the last one as numpy broadcasts (a per-axis scale [C] for [N, C]).
 
         Written out with Div, Round, Add, Clip and Cast rather than ONNX's
         QuantizeLinear, which at opset 18 takes neither f16 nor blocks.
@@ -437,7 +448,8 @@ class ReductionFamily(BuilderCore):
     def dequantize_linear(self, x: Operand, scale: Operand, zero_point: Operand) -> Operand:
         """``(x - zero_point) * scale`` in the ``scale``'s float type (f32 or f16);
         ``x`` and ``zero_point`` are u8, i8 or i32 of one type, and ``scale`` and
-        ``zero_point`` have the input's rank and divide its dimensions (blockwise).
+        ``zero_point`` divide the input's dimensions (blockwise), lined up from
+        the last one as numpy broadcasts.
 
         Written out with Cast, Sub and Mul rather than ONNX's DequantizeLinear,
         which at opset 18 takes neither f16 results nor blocks.

@@ -18,6 +18,7 @@ Two extensions to WebNN, both for graphs with dynamic dimensions (``None``):
 from __future__ import annotations
 
 import math
+import operator
 import struct
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -41,6 +42,28 @@ def _same_dim(a: int | None, b: int | None) -> bool:
 def _known(a: int | None, b: int | None) -> int | None:
     """Of two dimensions that must be equal, the one that is known (if any)."""
     return a if a is not None else b
+
+
+_INT64_MAX = 2**63 - 1
+_INT64_MIN = -(2**63)
+
+
+def _slice_bounds(part: slice) -> tuple[int, int, int]:
+    """A Python slice as ONNX Slice's (start, end, step): ONNX clamps them
+    to the dimension as Python does, so open ends become the int64 extremes."""
+    step = 1 if part.step is None else part.step
+    if isinstance(step, bool) or not isinstance(step, int) or step == 0:
+        raise ValueError(f"slice step must be a non-zero integer, not {part.step!r}")
+    for bound in (part.start, part.stop):
+        if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int)):
+            raise TypeError(f"slice bounds must be integers or None, not {bound!r}")
+    if step > 0:
+        start = 0 if part.start is None else part.start
+        stop = _INT64_MAX if part.stop is None else part.stop
+    else:
+        start = _INT64_MAX if part.start is None else part.start
+        stop = _INT64_MIN if part.stop is None else part.stop
+    return start, stop, step
 
 
 class ShapeFamily(BuilderCore):
@@ -206,6 +229,77 @@ class ShapeFamily(BuilderCore):
             )
         target = self._ints([-1 if d is None else d for d in dims])
         return self._emit("Reshape", [x, target], shape=tuple(dims), dtype=x.dtype)
+
+    def _index(self, x: Operand, key: Any) -> Operand:
+        """``x[key]`` with numpy's basic indexing: integers (which drop their
+        dimension), slices with any step, ``...`` and ``None`` (a new
+        dimension of size 1). One ONNX Slice takes every slice and integer
+        (ONNX's Slice clamps starts and ends as Python does), a Reshape or
+        Squeeze/Unsqueeze the dimensions that go or come."""
+        parts = list(key) if isinstance(key, tuple) else [key]
+        for i, part in enumerate(parts):
+            if not isinstance(part, (bool, int, slice)) and hasattr(part, "__index__"):
+                parts[i] = part = operator.index(part)  # numpy's integers
+            if isinstance(part, bool) or not (
+                part is None or part is Ellipsis or isinstance(part, (int, slice))
+            ):
+                raise TypeError(
+                    f"an Operand is indexed with integers, slices, ... and None, not "
+                    f"{type(part).__name__}; pick elements by an index operand with "
+                    "builder.gather(x, indices, axis=...)"
+                )
+        if parts.count(Ellipsis) > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        used = sum(1 for p in parts if p is not None and p is not Ellipsis)
+        if used > x.rank:
+            raise IndexError(
+                f"too many indices: {x!r} has {x.rank} dimensions, but {used} were indexed"
+            )
+        at = parts.index(Ellipsis) if Ellipsis in parts else len(parts)
+        parts[at : at + 1] = [slice(None)] * (x.rank - used)
+        cut: list[tuple[int, int, int, int]] = []  # (axis, start, end, step)
+        shape: list[int | None] = []  # the shape after the slice
+        dropped: list[int] = []  # axes an integer index removes
+        added: list[int] = []  # where None puts a new axis, in the result
+        axis = 0
+        for part in parts:
+            if part is None:
+                added.append(axis - len(dropped) + len(added))
+                continue
+            dim = x.shape[axis]
+            if isinstance(part, int):
+                if dim is not None and not -dim <= part < dim:
+                    raise IndexError(
+                        f"index {part} is out of bounds for dimension {axis} with size {dim}"
+                    )
+                end = part + 1 if part != -1 else _INT64_MAX
+                cut.append((axis, part, end, 1))
+                shape.append(1)
+                dropped.append(axis)
+            elif part == slice(None):
+                shape.append(dim)
+            else:
+                start, stop, step = _slice_bounds(part)
+                cut.append((axis, start, stop, step))
+                shape.append(None if dim is None else len(range(*part.indices(dim))))
+            axis += 1
+        y = x
+        if cut:
+            y = self._emit("Slice", [
+                x, self._ints([c[1] for c in cut]), self._ints([c[2] for c in cut]),
+                self._ints([c[0] for c in cut]), self._ints([c[3] for c in cut]),
+            ], shape=tuple(shape), dtype=x.dtype)  # fmt: skip
+        if dropped:
+            kept = tuple(d for i, d in enumerate(shape) if i not in dropped)
+            y = self._emit("Squeeze", [y, self._ints(dropped)], shape=kept, dtype=x.dtype)
+            shape = list(kept)
+        if added:
+            for place in added:
+                shape.insert(place, 1)
+            y = self._emit("Unsqueeze", [y, self._ints(added)], shape=tuple(shape), dtype=x.dtype)
+        if y is x:
+            y = self._emit("Identity", [x], shape=x.shape, dtype=x.dtype)
+        return y
 
     def expand(self, input: Operand, new_shape: Sequence[int | None]) -> Operand:
         """``input`` repeated along its size-1 dimensions (and new leading

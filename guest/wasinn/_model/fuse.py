@@ -24,7 +24,7 @@ boundary.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,6 +68,7 @@ class _Processing:
     before: list[Node]
     after: list[Node]
     postprocessed: bool
+    kept: Sequence[str] | None  # the outputs asked for; None: all
 
 
 def _process(
@@ -76,9 +77,12 @@ def _process(
     label: str,
     preprocess: Preprocess | None,
     postprocess: Postprocess | None,
+    kept: Sequence[str] | None = None,
 ) -> _Processing:
     """The processing for a model with ``inputs`` and ``outputs``, built and
-    checked against them (names, dtypes and shapes)."""
+    checked against them (names, dtypes and shapes). ``kept`` names the
+    outputs to compute (of the post-processing, else of the model); ``None``:
+    all of them."""
     builder = GraphOperations()
     by_name = {s.name: s for s in inputs}
     feeds = _feeds(builder, preprocess, by_name, label) if preprocess else {}
@@ -98,6 +102,11 @@ def _process(
                 f"postprocess output {', '.join(map(repr, taken))} has the name of one of the "
                 f"model's inputs or outputs; name new outputs differently"
             )
+    if kept is not None:
+        names = list(new) if new is not None else [s.name for s in outputs]
+        _check_kept(kept, names, label, new is not None)
+        if new is not None:
+            new = {name: value for name, value in new.items() if name in kept}
     lowered = lower(builder, new, feeds=feeds)
     clash = [v.name for v in lowered.inputs if v.name in by_name]
     if clash:
@@ -107,7 +116,7 @@ def _process(
         )
     before = [n for i, n in lowered.steps if i < split] + lowered.feeds
     after = [n for i, n in lowered.steps if i >= split] + lowered.finals
-    return _Processing(lowered, feeds, before, after, postprocess is not None)
+    return _Processing(lowered, feeds, before, after, postprocess is not None, kept)
 
 
 def _specs(
@@ -117,8 +126,29 @@ def _specs(
     new ones (appended), and its outputs, the new ones or else the model's."""
     lowered = processing.lowered
     new_inputs = [s for s in inputs if s.name not in processing.feeds] + lowered.input_specs
-    new_outputs = lowered.output_specs if processing.postprocessed else list(outputs)
-    return new_inputs, new_outputs
+    if processing.postprocessed:
+        return new_inputs, lowered.output_specs
+    return new_inputs, [s for s in outputs if _kept(processing, s.name)]
+
+
+def _check_kept(kept: Sequence[str], names: list[str], label: str, processed: bool) -> None:
+    """``outputs=`` names outputs that exist: the post-processing's, or the model's."""
+    whose = f"{label} with its post-processing" if processed else label
+    if not kept:
+        raise ValidationError(
+            f"outputs= is empty; name at least one output of {whose}: {', '.join(names)}"
+        )
+    unknown = [name for name in kept if name not in names]
+    if unknown:
+        raise ValidationError(
+            f"outputs= names {', '.join(map(repr, unknown))}, which {whose} does not compute; "
+            f"its outputs are: {', '.join(names)}"
+        )
+
+
+def _kept(processing: _Processing, output: str) -> bool:
+    """Whether the model's own ``output`` stays an output of the fused model."""
+    return not processing.postprocessed and (processing.kept is None or output in processing.kept)
 
 
 def splice(
@@ -127,8 +157,10 @@ def splice(
     label: str,
     preprocess: Preprocess | None,
     postprocess: Postprocess | None,
+    kept: Sequence[str] | None = None,
 ) -> Fused:
-    """The ONNX model ``data`` (parsed as ``info``) with the processing spliced into its graph.
+    """The ONNX model ``data`` (parsed as ``info``) with the processing spliced
+    into its graph, computing only the outputs ``kept`` (all if ``None``).
 
     Example (inside ``Model.load``)::
 
@@ -139,23 +171,23 @@ def splice(
 
         fused = splice(onnx_bytes, onnx_read.read(onnx_bytes), "det.onnx", pre, None)
     """
-    processing = _process(info.inputs, info.outputs, label, preprocess, postprocess)
+    processing = _process(info.inputs, info.outputs, label, preprocess, postprocess, kept)
     lowered, before, after = processing.lowered, processing.before, processing.after
     _check_opset(before + after, info.opset, label)
     if info.graph_count != 1:
         raise FusionError(
             f"{label} has its graph in {info.graph_count} pieces; cannot splice into it"
         )
-    kept: list[bytes] = []
+    fields: list[bytes] = []  # the model's graph fields that stay
     for field in info.graph_fields:
         if field.number == 11 and field.wire == 2 and info.value_name(field) in processing.feeds:
             continue  # now computed by the pre-processing
-        if field.number == 12 and processing.postprocessed:
-            continue  # replaced by the post-processing's outputs
-        kept.append(bytes(data[field.head : field.end]))
+        if field.number == 12 and not _kept(processing, info.value_name(field)):
+            continue  # replaced by the post-processing's outputs, or not asked for
+        fields.append(bytes(data[field.head : field.end]))
     graph = b"".join(
         [bytes_field(1, node_bytes(n)) for n in before]
-        + kept
+        + fields
         + [bytes_field(1, node_bytes(n)) for n in after]
         + [bytes_field(5, tensor_bytes(t)) for t in lowered.initializers]
         + [bytes_field(11, value_bytes(v, f"{v.name}_")) for v in lowered.inputs]
@@ -174,9 +206,11 @@ def splice_ir(
     label: str,
     preprocess: Preprocess | None,
     postprocess: Postprocess | None,
+    kept: Sequence[str] | None = None,
 ) -> Fused:
     """The OpenVINO IR ``xml`` + ``weights`` (read as ``info``) with the
-    processing written into it as IR layers (``_formats.ir_write``).
+    processing written into it as IR layers (``_formats.ir_write``),
+    computing only the outputs ``kept`` (all if ``None``).
 
     A Parameter the pre-processing feeds is removed and its consumers read
     the pre-processing's value instead; the new inputs' Parameters come after
@@ -184,7 +218,7 @@ def splice_ir(
     post-processing, the model's Results are removed and the new outputs'
     Results added. The processing's constants are appended to the weights.
     """
-    processing = _process(info.inputs, info.outputs, label, preprocess, postprocess)
+    processing = _process(info.inputs, info.outputs, label, preprocess, postprocess, kept)
     lowered = processing.lowered
     root = ET.fromstring(xml)  # ir.read parsed these bytes already: no error here
     graph = ir_edit.editable(root, xml, weights)
@@ -201,11 +235,18 @@ def splice_ir(
     for feed, layer in _fed(processing, info, parameters, label):
         _rewire(graph, layer, writer.port(feed.inputs[0]))
         graph.layers.remove(layer)
+    if len(results) != len(info.outputs):
+        raise FusionError(
+            f"{label} has {len(results)} Result layers for {len(info.outputs)} outputs; "
+            "cannot splice into it"
+        )
+    for spec, layer in zip(info.outputs, results, strict=True):
+        if _kept(processing, spec.name):
+            continue
+        writer.bind(spec.name, _source(graph, layer, spec.name, label), named=True)
+        _drop_edges_into(graph, layer)
+        graph.layers.remove(layer)
     if processing.postprocessed:
-        for spec, layer in zip(info.outputs, results, strict=True):
-            writer.bind(spec.name, _source(graph, layer, spec.name, label), named=True)
-            _drop_edges_into(graph, layer)
-            graph.layers.remove(layer)
         for node in processing.after[: len(processing.after) - len(lowered.finals)]:
             writer.write(node)
         for final in lowered.finals:

@@ -363,6 +363,7 @@ class Model(_Resource):
         target: str | Sequence[str] = "cpu",
         preprocess: fuse.Preprocess | None = None,
         postprocess: fuse.Postprocess | None = None,
+        outputs: Sequence[str] | None = None,
     ) -> Model:
         """Load a model into the host.
 
@@ -384,15 +385,16 @@ class Model(_Resource):
         skipped or failed are listed in ``model.skipped_targets`` with why.
 
         ``preprocess`` and ``postprocess`` splice array math into an ONNX
-        model, so that the host runs it with the model and the tensors in
-        between never come back to the guest. ``preprocess(b)`` gets a
-        builder (every ``GraphBuilder`` operation; no ``build``, which is
-        ``Model.load``'s job here), declares the new inputs and returns, by model input
-        name, what feeds them; ``postprocess(b, outputs)`` gets the model's
-        outputs as operands and returns the new outputs. ``model.inputs`` and
-        ``model.outputs`` then describe the new signature. The processing is
-        written for ONNX opset 18; a model importing an opset where its
-        operators differ (or an IR model) raises ``FusionError``::
+        or OpenVINO IR model, so that the host runs it with the model and the
+        tensors in between never come back to the guest. ``preprocess(b)``
+        gets a builder (every ``GraphBuilder`` operation; no ``build``, which
+        is ``Model.load``'s job here), declares the new inputs and returns, by
+        model input name, what feeds them; ``postprocess(b, outputs)`` gets
+        the model's outputs as operands and returns the new outputs.
+        ``model.inputs`` and ``model.outputs`` then describe the new
+        signature. The processing is written as ONNX opset 18 (into IR, as
+        the layers OpenVINO makes of it); an ONNX model importing an opset
+        where its operators differ raises ``FusionError``::
 
             def pre(b):
                 image = b.input("image", shape=[480, 640, 3], dtype="u8")
@@ -402,13 +404,22 @@ class Model(_Resource):
             model = Model.load("det.onnx", preprocess=pre)
             model.run({"image": Tensor(pixels, shape=(480, 640, 3), dtype="u8")})
 
+        ``outputs`` names the outputs to keep (of the post-processing, if
+        any, else of the model; ONNX and IR only): the others are removed
+        before the host compiles the model, so the work only they need is
+        never done. ``run(outputs=...)`` only picks among the outputs the
+        host computed: wasi-nn's compute runs the whole graph::
+
+            mask_only = Model.load("selfie.xml", outputs=["segment"])
+
         Example::
 
             model = Model.load("/app/model/digits.xml", target=["gpu", "cpu"])
             model.target           # 'cpu' on a machine without a GPU
             model.skipped_targets  # [('gpu', 'loading digits.xml on gpu failed [...]: ...')]
         """
-        return load(prepare(source, encoding, preprocess, postprocess), default_host(), target)
+        prepared = prepare(source, encoding, preprocess, postprocess, outputs)
+        return load(prepared, default_host(), target)
 
     @classmethod
     def load_by_name(cls, name: str, *, metadata: Source | None = None) -> Model:

@@ -16,6 +16,7 @@ one fusion and the rewrite use, and a graph the builder wrote is not parsed
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .. import _limits
@@ -47,29 +48,36 @@ def prepare(
     encoding: str | None = None,
     preprocess: fuse.Preprocess | None = None,
     postprocess: fuse.Postprocess | None = None,
+    outputs: Sequence[str] | None = None,
 ) -> Prepared:
-    """``model`` (a path, bytes or parts; see ``Model.load``) made ready for the host."""
+    """``model`` (a path, bytes or parts; see ``Model.load``) made ready for
+    the host, computing only ``outputs`` when they are named."""
     resolved = source.resolve(model, encoding)
-    if preprocess is None and postprocess is None:
+    if preprocess is None and postprocess is None and outputs is None:
         return _for_host(
             resolved.parts, resolved.encoding, resolved.label, resolved.inputs,
             resolved.outputs, resolved.metadata, resolved.onnx,
         )  # fmt: skip
-    label = f"{resolved.label} with its processing"
+    kept = [outputs] if isinstance(outputs, str) else None if outputs is None else list(outputs)
+    processed = preprocess is not None or postprocess is not None
+    label = f"{resolved.label} with its processing" if processed else resolved.label
     if resolved.encoding == "openvino" and resolved.ir is not None:
         xml, weights = resolved.parts
-        fused = fuse.splice_ir(xml, weights, resolved.ir, resolved.label, preprocess, postprocess)
+        fused = fuse.splice_ir(
+            xml, weights, resolved.ir, resolved.label, preprocess, postprocess, kept
+        )
         return _for_host(
             fused.parts, "openvino", label, fused.inputs, fused.outputs, resolved.metadata, None
         )
     if resolved.encoding != "onnx" or resolved.onnx is None:
+        what = "preprocess and postprocess are spliced into" if processed else "outputs= prunes"
         raise FusionError(
-            f"preprocess and postprocess are spliced into ONNX and OpenVINO IR models, and "
-            f"{resolved.label} is {resolved.encoding}; build the processing as its own "
-            "GraphBuilder model and run it before or after this one"
+            f"{what} ONNX and OpenVINO IR models, and {resolved.label} is "
+            f"{resolved.encoding}; build the processing as its own GraphBuilder model and run "
+            "it before or after this one, or pick outputs with run(outputs=...)"
         )
     info = resolved.onnx
-    fused = fuse.splice(resolved.parts[0], info, resolved.label, preprocess, postprocess)
+    fused = fuse.splice(resolved.parts[0], info, resolved.label, preprocess, postprocess, kept)
     return _for_host(
         fused.parts, "onnx", label, fused.inputs, fused.outputs, resolved.metadata, None,
         has_dropout=info.uses_op("Dropout"),
