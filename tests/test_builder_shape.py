@@ -121,6 +121,11 @@ def _dtypes_moved(**inputs: np.ndarray) -> dict[str, np.ndarray]:
 
 _NEW_ROWS = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
 REFERENCE: dict[str, Reference] = {
+    "reshape_sizes": lambda x, y: {
+        "x83": x.reshape(x.shape[0], -1, 3), "y_flat": y.reshape(y.shape[0], -1),
+        "y_split": y.reshape(y.shape[0], y.shape[1], 1, 2), "by_other": y.reshape(x.shape[0], -1),
+        "static": x.reshape(6, -1),
+    },
     "indexing": lambda x, d: {
         "row": x[0], "last": x[-1, :, -1], "block": x[:, 1:3], "every2": x[..., ::2],
         "back": x[::-1, None, -2:], "mixed": x[1:-1:2, ..., None], "whole": x[...],
@@ -560,3 +565,18 @@ def test_indexing_keeps_dynamic_dimensions_unknown_and_numpy_integers() -> None:
     assert x[np.int64(1)].shape == (5,)
     assert x[:, np.int32(-1)].shape == (None,)
     assert x[None, ..., ::2].shape == (1, None, 3)
+
+
+def test_reshape_sizes_misuse() -> None:
+    b = GraphBuilder()
+    x = b.input("x", shape=[None, 4, 6], dtype="f32")
+    with pytest.raises(ValidationError, match="axis must be an integer from -3 to 2"):
+        x.size(3)
+    with pytest.raises(ValidationError, match="a size of an operand of another GraphBuilder"):
+        b.reshape(x, [GraphBuilder().input("o", shape=[None], dtype="f32").size(0), None])
+    with pytest.raises(ValidationError, match="more than one None"):
+        b.reshape(x, [None, None, x.size(0)])
+    static = b.input("s", shape=[5, 6], dtype="f32")
+    with pytest.raises(ValidationError, match="has 30 elements, which new_shape's fixed"):
+        b.reshape(static, [x.size(0), 4])
+    assert x.size(-1) == 6 and repr(x.size(0)).startswith("<wasinn.Size of dimension 0")

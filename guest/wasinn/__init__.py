@@ -28,7 +28,7 @@ except ImportError as exc:
     ) from exc
 
 from . import image, ops
-from ._builder import GraphBuilder, Operand
+from ._builder import GraphBuilder, Operand, Size
 from ._command import print_line, run_command
 from ._dtypes import DTYPES
 from ._errors import (
@@ -74,6 +74,7 @@ __all__ = [
     "OperationTimeoutError",
     "SecurityError",
     "Session",
+    "Size",
     "StatefulSession",
     "Tensor",
     "TensorLike",

@@ -20,14 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ._graph.core import Lowered, Operand, lower
+from ._graph.core import Lowered, Operand, Size, lower
 from ._graph.operations import GraphOperations
 from ._host.host import default_host
 from ._model.cache import ModelCache
 from ._model.model import Model, load
 from ._model.prepare import prepare_graph
 
-__all__ = ["GraphBuilder", "Operand"]
+__all__ = ["GraphBuilder", "Operand", "Size"]
 
 #: Built models kept per component instance, by their ONNX bytes.
 _built = ModelCache(32)

@@ -66,6 +66,17 @@ def slices(b: GraphBuilder) -> dict[str, Operand]:
 
 
 @case
+def reshape_sizes(b: GraphBuilder) -> dict[str, Operand]:
+    x = b.input("x", shape=[None, 4, 6], dtype="f32")
+    y = b.input("y", shape=[None, None, 2], dtype="f32")
+    return {
+        "x83": b.reshape(x, [x.size(0), None, 3]), "y_flat": b.reshape(y, [y.size(0), None]),
+        "y_split": b.reshape(y, [y.size(0), y.size(1), 1, 2]),
+        "by_other": b.reshape(y, [x.size(0), None]), "static": b.reshape(x, [x.size(2), None]),
+    }  # fmt: skip
+
+
+@case
 def indexing(b: GraphBuilder) -> dict[str, Operand]:
     x = b.input("x", shape=[4, 5, 6], dtype="f32")
     d = b.input("d", shape=[None, 5, 6], dtype="i32")

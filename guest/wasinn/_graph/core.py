@@ -113,6 +113,26 @@ class Lowered:
         return model_bytes(graph, opset=OPSET)
 
 
+class Size:
+    """A dynamic dimension of an operand (``operand.size(axis)``), for
+    ``reshape`` targets: the graph reads it from the operand's shape.
+
+    >>> x = b.input("x", shape=[None, 4, 6], dtype="f32")
+    >>> x.size(0)
+    <wasinn.Size of dimension 0 of <wasinn.Operand f32[?, 4, 6]>>
+    >>> b.reshape(x, [x.size(0), 24]).shape
+    (None, 24)
+    """
+
+    __slots__ = ("operand", "axis")
+
+    def __init__(self, operand: Operand, axis: int) -> None:
+        self.operand, self.axis = operand, axis
+
+    def __repr__(self) -> str:
+        return f"<wasinn.Size of dimension {self.axis} of {self.operand!r}>"
+
+
 def external(builder: BuilderCore, name: str, shape: Shape, dtype: str) -> Operand:
     """An operand for a value computed outside ``builder`` (a model's output,
     when fusing post-processing): neither an input nor made by a node here."""
@@ -195,6 +215,24 @@ class Operand:
     def rank(self) -> int:
         """The number of dimensions."""
         return len(self.shape)
+
+    def size(self, axis: int) -> int | Size:
+        """Dimension ``axis``: its size when it is static, else a ``Size``
+        that ``reshape`` reads from the graph when the model runs.
+
+        >>> x = b.input("x", shape=[None, 4, 6], dtype="f32")
+        >>> b.reshape(x, [x.size(0), None, 3]).shape    # [N, 4, 6] -> [N, 8, 3]
+        (None, 8, 3)
+        """
+        in_range = isinstance(axis, int) and -self.rank <= axis < self.rank
+        if isinstance(axis, bool) or not in_range:
+            raise ValidationError(
+                f"size: axis must be an integer from {-self.rank} to {self.rank - 1} for "
+                f"{self!r}, not {axis!r}"
+            )
+        axis %= self.rank
+        dim = self.shape[axis]
+        return dim if dim is not None else Size(self, axis)
 
     def __repr__(self) -> str:
         return f"<wasinn.Operand {self.dtype}{shape_text(self.shape)}>"

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .._errors import ValidationError
-from .core import BuilderCore, Operand, Shape, shape_text
+from .core import BuilderCore, Operand, Shape, Size, shape_text
 
 _INDEX_DTYPES = ("i32", "u32", "i64")
 _INDEX_FORMATS = {"i32": "i", "u32": "I", "i64": "q"}
@@ -188,23 +188,45 @@ class ShapeFamily(BuilderCore):
 
     # ------------------------------------------------------------ reshaping
 
-    def reshape(self, input: Operand, new_shape: Sequence[int | None]) -> Operand:
+    def reshape(self, input: Operand, new_shape: Sequence[int | Size | None]) -> Operand:
         """The same elements in row-major order, with shape ``new_shape``.
 
-        Extension to WebNN: one ``None`` in ``new_shape`` takes whatever size
-        is left, for inputs with dynamic dimensions (ONNX's ``-1``).
+        Extensions to WebNN, for inputs with dynamic dimensions: one ``None``
+        in ``new_shape`` takes whatever size is left (ONNX's ``-1``), and
+        ``operand.size(axis)`` stands for a dimension of any operand of the
+        graph, read when the model runs, so several unknown sizes can be
+        given.
 
         >>> x = b.input("x", shape=[None, 4, 4], dtype="f32")
         >>> b.reshape(x, [None, 16]).shape
         (None, 16)
+        >>> y = b.input("y", shape=[None, None, 2], dtype="f32")
+        >>> b.reshape(y, [y.size(0), y.size(1), 1, 2]).shape
+        (None, None, 1, 2)
         """
         x = self._own("reshape", input)
-        dims = self._shape_list("reshape", new_shape)
-        if dims.count(None) > 1:
+        if isinstance(new_shape, (str, bytes)) or not isinstance(new_shape, Iterable):
+            raise ValidationError(
+                f"reshape: new_shape must be a list of dimensions, not {new_shape!r}"
+            )
+        entries = list(new_shape)
+        sizes = {i: e for i, e in enumerate(entries) if isinstance(e, Size)}
+        for i, size in sizes.items():
+            if size.operand._builder is not self:
+                raise ValidationError(
+                    f"reshape: new_shape[{i}] is a size of an operand of another GraphBuilder"
+                )
+        given = [None if i in sizes else e for i, e in enumerate(entries)]
+        dims = self._shape_list("reshape", given)
+        rest = [i for i, d in enumerate(dims) if d is None and i not in sizes]
+        if len(rest) > 1:
             raise ValidationError(
                 f"reshape: new_shape {shape_text(dims)} has more than one None; only one "
-                "dimension can be left for the input's size to decide"
+                "dimension can be left for the input's size to decide (give the others as "
+                "operand.size(axis))"
             )
+        if sizes:
+            return self._reshape_in_graph(x, dims, sizes)
         wanted = math.prod(d for d in dims if d is not None)
         known = math.prod(d for d in x.shape if d is not None)
         dynamic_in = None in x.shape
@@ -228,6 +250,33 @@ class ShapeFamily(BuilderCore):
                 f"{shape_text(x.shape)} hold"
             )
         target = self._ints([-1 if d is None else d for d in dims])
+        return self._emit("Reshape", [x, target], shape=tuple(dims), dtype=x.dtype)
+
+    def _reshape_in_graph(
+        self, x: Operand, dims: list[int | None], sizes: dict[int, Size]
+    ) -> Operand:
+        """Reshape to a target the graph puts together when the model runs:
+        the sizes read from their operands' shapes, the rest constants (-1
+        for the one None). A static input's element count is still checked
+        against the constant part."""
+        static = math.prod(d for d in dims if d is not None)
+        known = math.prod(d for d in x.shape if d is not None)
+        if None not in x.shape and known % static:
+            raise ValidationError(
+                f"reshape: the input {shape_text(x.shape)} has {known} elements, which "
+                f"new_shape's fixed dimensions ({static} elements) do not divide"
+            )
+        parts: list[Operand] = []
+        for i, d in enumerate(dims):
+            size = sizes.get(i)
+            if size is None:
+                parts.append(self._ints([-1 if d is None else d]))
+                continue
+            axis = size.axis
+            parts.append(self._emit(
+                "Shape", [size.operand], {"start": axis, "end": axis + 1}, shape=(1,), dtype="i64"
+            ))  # fmt: skip
+        target = self._emit("Concat", parts, {"axis": 0}, shape=(len(dims),), dtype="i64")
         return self._emit("Reshape", [x, target], shape=tuple(dims), dtype=x.dtype)
 
     def _index(self, x: Operand, key: Any) -> Operand:
