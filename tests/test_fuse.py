@@ -143,6 +143,29 @@ def test_ir_fusion_equals_the_parts_run_one_after_another(ov_host: Any, tmp_path
             np.testing.assert_array_equal(joined["top"], apart["top"])
 
 
+def test_ir_processing_that_passes_values_straight_through(ov_host: Any, tmp_path: Path) -> None:
+    """A new input fed to the model as it is, and a model output returned
+    as it is under a new name (besides a computed one): the IR writer gives
+    the passed-through output a tensor of its own to name."""
+    path = classifier_ir(tmp_path)
+    x = np.random.default_rng(2).normal(size=(1, 3, 4, 4)).astype(np.float32)
+
+    def pre(b: Any) -> dict[str, Any]:
+        return {"x": b.input("pixels", shape=[1, 3, 4, 4], dtype="f32")}
+
+    def post(b: Any, outs: dict[str, Any]) -> dict[str, Any]:
+        return {"same": outs["probs"], "twice": outs["probs"] * 2.0}
+
+    with Model.load(path, preprocess=pre, postprocess=post) as fused:
+        assert [str(s) for s in fused.inputs] == ["pixels: f32[1, 3, 4, 4]"]
+        assert [s.name for s in fused.outputs] == ["same", "twice"]
+        out = fused.run_numpy({"pixels": x})
+    with Model.load(path) as model:
+        probs = model.run_numpy({"x": x})["probs"]
+    np.testing.assert_array_equal(out["same"], probs)
+    np.testing.assert_array_equal(out["twice"], probs * 2)
+
+
 def test_processing_that_has_no_ir_form_is_refused_before_the_host(
     ov_host: Any, tmp_path: Path
 ) -> None:
