@@ -4,7 +4,8 @@
 
 The script is a list of ``{"case": NAME, "inputs": {NAME: TENSOR}}`` with
 TENSOR ``{"dtype": D, "shape": S, "hex": H}``; ``{"fused": PATH, "inputs": ...}``
-loads the model file (ONNX or IR .xml) at PATH with ``fused_cases``' pre/post-processing instead.
+loads the model file (ONNX or IR .xml) at PATH with ``fused_cases``' pre/post-processing instead
+(``"processing": SPEC`` picks which: see ``fused_cases.processing``).
 For each entry it builds the case's graph with ``GraphBuilder.build`` (in
 this component, on the host) and prints one JSON line: ``{"case": NAME, "ok": {OUTPUT: TENSOR}}`` or
 ``{"case": NAME, "error": CLASS, "message": M}``. The native tests compare the
@@ -27,11 +28,8 @@ def run_case(entry: dict[str, Any]) -> dict[str, Any]:
     name = entry.get("case") or entry["fused"]
     try:
         if "fused" in entry:  # a model file with fused_cases' processing spliced in
-            model = Model.load(
-                entry["fused"],
-                preprocess=fused_cases.preprocess,
-                postprocess=fused_cases.postprocess,
-            )
+            pre, post = fused_cases.processing(entry.get("processing"))
+            model = Model.load(entry["fused"], preprocess=pre, postprocess=post)
         else:
             builder = GraphBuilder()
             model = builder.build(CASES[name](builder))

@@ -1,0 +1,129 @@
+"""MediaPipe's own selfie segmentation pipeline, the oracle of test_mediapipe_pipeline.py.
+
+mediapipe 0.10.14 needs numpy<2 and protobuf<5, which clash with .venv, so it
+runs in a venv of its own, ``build/venv-mediapipe``, made on first use from
+PyPI with the pinned list ``tests/mediapipe_oracle_requirements.txt``
+(``--no-deps``; the list says what is left out and why) and kept until that
+list changes. This module is imported by the tests (in .venv) and also run as
+a script with the venv's Python, where it imports mediapipe::
+
+    build/venv-mediapipe/bin/python tests/mediapipe_oracle.py IMAGES.npz MASKS.npz
+
+reads RGB u8 [H, W, 3] images from ``IMAGES.npz`` and writes, under the same
+names, ``mediapipe.solutions.selfie_segmentation.SelfieSegmentation(
+model_selection=0).process(image).segmentation_mask`` (f32 [H, W]).
+
+What that pipeline does (``mediapipe/modules/selfie_segmentation/
+selfie_segmentation_cpu.binarypb`` in the wheel, and the calculators' source
+at v0.10.14; the OpenCV is 3.4.20, linked into mediapipe's extension module):
+
+1. ``ImageToTensorCalculator`` (256 x 256, ``keep_aspect_ratio: false``,
+   ``output_tensor_float_range {min: 0 max: 1}``, ``border_mode: BORDER_ZERO``),
+   on the CPU its OpenCV converter: the whole image as the region,
+   ``cv::warpPerspective`` onto 256 x 256 with ``INTER_LINEAR`` and a zero
+   border. That maps output pixel ``x`` to input ``x * W / 256`` (no half-pixel
+   offset: ONNX's ``asymmetric``), interpolates in fixed point (positions in
+   1/32 pixel) and rounds to u8; then ``convertTo`` scales by 1/255. The aspect
+   ratio is not kept: the image is stretched to the square.
+2. ``InferenceCalculator`` with the XNNPACK delegate: the TFLite model, whose
+   output [1, 256, 256, 1] is already a sigmoid.
+3. ``TensorsToSegmentationCalculator`` (``activation: NONE``): the tensor as
+   it is, resized to the image's size by ``cv::resize`` with its default
+   ``INTER_LINEAR`` (half-pixel centres, edges clamped), in f32.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+REQUIREMENTS = ROOT / "tests" / "mediapipe_oracle_requirements.txt"
+VENV = ROOT / "build" / "venv-mediapipe"
+#: Written into the venv last, with the hash of the requirements it was made from.
+STAMP = VENV / "wasinn-requirements.sha256"
+
+
+class Unavailable(Exception):
+    """The venv could not be made (no network, no wheel for this Python, ...)."""
+
+
+def _python() -> Path:
+    return VENV / "bin" / "python"
+
+
+def ensure_venv() -> Path:
+    """The venv's Python, making the venv first when it is missing or was
+    made from another requirements list. Raises ``Unavailable`` with pip's
+    words when it cannot be made."""
+    digest = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()
+    if STAMP.exists() and STAMP.read_text().strip() == digest and _python().exists():
+        return _python()
+    shutil.rmtree(VENV, ignore_errors=True)
+    VENV.parent.mkdir(parents=True, exist_ok=True)
+    steps = {
+        "python -m venv": [sys.executable, "-m", "venv", str(VENV)],
+        f"pip install -r {REQUIREMENTS.name}": [
+            str(_python()), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+            "--no-deps", "-r", str(REQUIREMENTS),
+        ],
+        "import mediapipe": [
+            str(_python()), "-I", "-c", "import mediapipe.python.solutions.selfie_segmentation"
+        ],
+    }  # fmt: skip
+    for what, step in steps.items():
+        done = subprocess.run(step, capture_output=True, text=True)
+        if done.returncode:
+            shutil.rmtree(VENV, ignore_errors=True)
+            raise Unavailable(
+                f"{what} failed (exit {done.returncode}): "
+                f"{(done.stderr or done.stdout).strip()[-1500:]}"
+            )
+    STAMP.write_text(digest + "\n")
+    return _python()
+
+
+def masks(images: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """MediaPipe's segmentation mask of each RGB u8 [H, W, 3] image, by name."""
+    python = ensure_venv()
+    with tempfile.TemporaryDirectory() as tmp:
+        given, written = Path(tmp) / "images.npz", Path(tmp) / "masks.npz"
+        np.savez(given, **images)
+        done = subprocess.run(
+            # -I: tests/ is not put on the path (its modules would shadow others').
+            [str(python), "-I", __file__, str(given), str(written)],
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode:
+            raise RuntimeError(f"mediapipe_oracle.py failed:\n{done.stderr[-3000:]}")
+        with np.load(written) as result:
+            return {name: result[name] for name in result.files}
+
+
+def main(argv: list[str]) -> int:
+    """Run in the mediapipe venv: IMAGES.npz -> MASKS.npz."""
+    import mediapipe as mp  # the venv's, not .venv's
+
+    selfie = mp.solutions.selfie_segmentation
+    out = {}
+    with np.load(argv[0]) as images:
+        for name in images.files:
+            image = np.ascontiguousarray(images[name])
+            assert image.dtype == np.uint8 and image.ndim == 3 and image.shape[2] == 3
+            # A new graph for each image: nothing carries over between them.
+            with selfie.SelfieSegmentation(model_selection=0) as graph:
+                mask = graph.process(image).segmentation_mask
+            out[name] = np.asarray(mask, np.float32)
+    np.savez(argv[1], **out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
