@@ -927,3 +927,28 @@ def test_lowering_options_that_carry_webnn_semantics() -> None:
     )
     assert average["count_include_pad"] == 0
     assert "Resize" not in _node_types({"y": b.resample2d(x)}, b)  # scales [1, 1]: nothing to do
+
+
+def test_resample_to_sizes_read_from_another_operand() -> None:
+    """``sizes=[like.size(2), like.size(3)]``: one graph resizes to whatever
+    size ``like`` has when it runs, equal to the graph with those sizes fixed."""
+    from builder_check import run_onnxruntime, run_openvino
+
+    x = np.random.default_rng(7).uniform(0, 1, (1, 2, 5, 7)).astype(np.float32)
+    b = GraphBuilder()
+    image = b.input("x", shape=[1, 2, 5, 7], dtype="f32")
+    like = b.input("like", shape=[1, 1, None, None], dtype="f32")
+    graph = b.to_onnx(
+        {"y": b.resample2d(image, mode="linear", sizes=[like.size(2), like.size(3)])}
+    )
+    for h, w in [(9, 4), (5, 7), (16, 3)]:
+        fixed = GraphBuilder()
+        resized = fixed.resample2d(
+            fixed.input("x", shape=[1, 2, 5, 7], dtype="f32"), mode="linear", sizes=[h, w]
+        )
+        want = run_onnxruntime(fixed.to_onnx({"y": resized}), {"x": x})["y"]
+        feeds = {"x": x, "like": np.zeros((1, 1, h, w), np.float32)}
+        for run in (run_onnxruntime, run_openvino):
+            got = run(graph, feeds)["y"]
+            assert got.shape == (1, 2, h, w)
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)

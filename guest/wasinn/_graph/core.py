@@ -573,6 +573,23 @@ class BuilderCore:
             )
         return self._scalar(value, dtype, op)
 
+    def _runtime_dims(self, op: str, dims: Sequence[int | Size]) -> Operand:
+        """An i64 vector of ``dims`` for the host to read when the model
+        runs: the ``Size`` entries come from their operands' shapes."""
+        parts = []
+        for i, d in enumerate(dims):
+            if not isinstance(d, Size):
+                parts.append(self._ints([d]))
+                continue
+            if d.operand._builder is not self:
+                raise ValidationError(
+                    f"{op}: entry {i} is a size of an operand of another GraphBuilder"
+                )
+            parts.append(self._emit(
+                "Shape", [d.operand], {"start": d.axis, "end": d.axis + 1}, shape=(1,), dtype="i64"
+            ))  # fmt: skip
+        return self._emit("Concat", parts, {"axis": 0}, shape=(len(dims),), dtype="i64")
+
     def _index(self, x: Operand, key: Any) -> Operand:
         """``x[key]``; the shape operations (``ShapeFamily``) give it."""
         raise NotImplementedError("indexing needs the shape operations")

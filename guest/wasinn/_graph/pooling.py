@@ -37,7 +37,7 @@ from typing import Any
 from .._errors import ValidationError
 from .._formats.onnx_write import ONNX_TYPES, AttrValue
 from .._tensor import Tensor
-from .core import INT_RANGES, Operand, Shape, shape_text
+from .core import INT_RANGES, Operand, Shape, Size, shape_text
 from .options import FLOATS, LAYOUTS, TO_NCHW, TO_NHWC, NetworkBase, window_size
 
 _MAX_POOL_DTYPES = ("f32", "f16", "i8", "u8")  # what ONNX MaxPool takes
@@ -369,7 +369,7 @@ class PoolingFamily(NetworkBase):
         *,
         mode: str = "nearest-neighbor",
         scales: Sequence[float] | None = None,
-        sizes: Sequence[int] | Operand | None = None,
+        sizes: Sequence[int | Size] | Operand | None = None,
         axes: Sequence[int] = (2, 3),
         coordinate_mode: str = "half_pixel",
         nearest_mode: str | None = None,
@@ -379,7 +379,9 @@ class PoolingFamily(NetworkBase):
 
         ``sizes`` may also be an operand (i32 or i64, shape [2]) that the graph
         gets at run time, unlike WebNN: one compiled graph then serves every
-        output size (a detector's input, say, whose size follows the photo's).
+        output size (a detector's input, say, whose size follows the photo's);
+        or list ``operand.size(axis)`` for a size read from another operand's
+        shape (a mask resized back to its image's size).
 
         Follows WebNN's definition: sampling at pixel centres (ONNX Resize
         ``half_pixel``), nearest rounding halves down (``round_prefer_floor``),
@@ -437,6 +439,11 @@ class PoolingFamily(NetworkBase):
             factors = list(struct.unpack("<2f", struct.pack("<2f", *factors)))
         if isinstance(sizes, Operand):
             return self._resample_to(op, x, mode, self._own(op, sizes, "sizes"), axes, sampling)
+        if isinstance(sizes, (list, tuple)) and any(isinstance(s, Size) for s in sizes):
+            if len(sizes) != 2:
+                raise ValidationError(f"{op}: sizes must list 2 sizes, not {list(sizes)}")
+            read = self._runtime_dims(op, sizes)
+            return self._resample_to(op, x, mode, read, axes, sampling)
         targets = None if sizes is None else self._nn_ints(op, "sizes", sizes, 2, 1)
         chosen = self._check_axes(op, axes, 4)
         if len(chosen) != 2:

@@ -211,11 +211,6 @@ class ShapeFamily(BuilderCore):
             )
         entries = list(new_shape)
         sizes = {i: e for i, e in enumerate(entries) if isinstance(e, Size)}
-        for i, size in sizes.items():
-            if size.operand._builder is not self:
-                raise ValidationError(
-                    f"reshape: new_shape[{i}] is a size of an operand of another GraphBuilder"
-                )
         given = [None if i in sizes else e for i, e in enumerate(entries)]
         dims = self._shape_list("reshape", given)
         rest = [i for i, d in enumerate(dims) if d is None and i not in sizes]
@@ -266,17 +261,9 @@ class ShapeFamily(BuilderCore):
                 f"reshape: the input {shape_text(x.shape)} has {known} elements, which "
                 f"new_shape's fixed dimensions ({static} elements) do not divide"
             )
-        parts: list[Operand] = []
-        for i, d in enumerate(dims):
-            size = sizes.get(i)
-            if size is None:
-                parts.append(self._ints([-1 if d is None else d]))
-                continue
-            axis = size.axis
-            parts.append(self._emit(
-                "Shape", [size.operand], {"start": axis, "end": axis + 1}, shape=(1,), dtype="i64"
-            ))  # fmt: skip
-        target = self._emit("Concat", parts, {"axis": 0}, shape=(len(dims),), dtype="i64")
+        target = self._runtime_dims(
+            "reshape", [sizes.get(i) or (-1 if d is None else d) for i, d in enumerate(dims)]
+        )
         return self._emit("Reshape", [x, target], shape=tuple(dims), dtype=x.dtype)
 
     def _index(self, x: Operand, key: Any) -> Operand:
