@@ -47,7 +47,9 @@ usage: ./build.sh [COMMAND] [ARGS]
   setup                create .venv and install the pinned toolchain, install the C toolchain
                        (Debian's clang 19 for wasm32-wasi) if missing, and compile wasinn's
                        C extension modules (done by all commands)
-  bench [--quick]      benchmark guest vs native and wasinn vs raw bindings; writes bench/results/
+  bench [--quick] [--only NAME]
+                       benchmark guest vs native and wasinn vs raw bindings; writes bench/results/
+                       (--only fused_ir: that case alone, in seconds; bench/README.md)
   soak [PYTEST_ARGS]   100,000 HTTP requests to a reusing `wasmtime serve` (no failure, flat RSS),
                        then leak checks in one component: 100,000 VAD steps, 1,000
                        load-run-close cycles, 10,000 load-run-del cycles (no close(), no gc)
@@ -587,7 +589,12 @@ case "$cmd" in
     ;;
   bench)
     setup
-    build "$ROOT/apps/digits" "$ROOT/apps/vad" "$ROOT/apps/textclass" "$ROOT/apps/ocr" "$ROOT/bench/bench_guest"
+    # A case run alone (--only NAME: a case of the benchmark guest's) needs only that guest.
+    if [[ " $* " == *" --only"[=\ ]* ]]; then
+      build "$ROOT/bench/bench_guest"
+    else
+      build "$ROOT/apps/digits" "$ROOT/apps/vad" "$ROOT/apps/textclass" "$ROOT/apps/ocr" "$ROOT/bench/bench_guest"
+    fi
     cd "$ROOT"
     exec "$VENV/bin/python" bench/run.py "$@"
     ;;

@@ -20,6 +20,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -290,12 +291,13 @@ BUILDER_TARGETS = {"pre_vs_cv2": 3.0, "fused_vs_native": 1.2}
 
 
 def builder_bench(quick: bool) -> dict[str, Any]:
-    """GraphBuilder: build and cache costs, per-op overhead, the pre-processing case."""
+    """GraphBuilder: build and cache costs, per-op overhead, the pre-processing
+    case, processing fused into a converted IR model."""
     sys.path.insert(0, str(ROOT / "guest"))  # the builder writes the same ONNX natively
     import builder_bench as bb
 
     return {"build": builder_build(bb, quick), "ops": builder_ops(bb, quick),
-            "pre": builder_pre(bb, quick)}
+            "pre": builder_pre(bb, quick), "fused_ir": builder_fused_ir(quick)}
 
 
 def ov_compile(data: bytes) -> tuple[Any, float]:
@@ -480,6 +482,122 @@ def builder_fused_native(
     return {**{k: summary(v) for k, v in times.items()}, "output": out, "output_on_graph": on_graph}
 
 
+def builder_fused_ir(quick: bool) -> dict[str, Any]:
+    """MediaPipe's selfie segmentation (IR converted from TFLite) on a 640x480
+    frame: pre-processing graph, model and post-processing graph as three
+    calls in the guest against the same fused into the model
+    (``bench_guest/fused_bench.py``), then natively the same three ways on
+    OpenVINO's Python API, the fused IR being the very XML wasinn writes
+    (``prepare`` run natively), to tell the boundary's share from OpenVINO's."""
+    sys.path.insert(0, str(ROOT / "guest"))  # the graphs and the splice, natively
+    import fused_bench as fb
+
+    reps = 20 if quick else 200
+    result = guest("wasinn", "fused:selfie", str(reps))
+    if not result.get("measured"):
+        print(f"bench: fused IR: not measured: {result.get('why')}", file=sys.stderr)
+        return result
+    native, masks = fused_ir_native(fb, reps)
+    result["native"] = native
+    guest_mask = np.fromfile(native_path(fb.MASK), np.uint8).reshape(fb.FRAME_H, fb.FRAME_W)
+    result["native_pixels_differing"] = {
+        way: int((mask != guest_mask).sum()) for way, mask in masks.items()}
+    print(f"bench: fused IR: three calls {result['three_calls']['median_ms']:.2f} ms, fused "
+          f"{result['fused']['median_ms']:.2f} ms ({result['fused_over_three_calls']:.2f}), "
+          f"native IR alone {native['model_alone']['median_ms']:.2f} ms", file=sys.stderr)
+    return result
+
+
+def fused_ir_native(fb: Any, reps: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Native OpenVINO, interleaved: the three calls, the fused IR wasinn
+    writes, and the model alone on the pre-processed tensor; medians, and
+    each way's mask."""
+    from wasinn._model.prepare import prepare
+
+    xml = native_path(fb.MODEL)
+    frame = np.fromfile(native_path(fb.FRAME), np.uint8).reshape(fb.FRAME_H, fb.FRAME_W, 3)
+    core = ov.Core()
+    xml_text, weights = prepare(str(xml), None, fb.pre, fb.post).parts
+    fused_model = core.read_model(xml_text.decode(), ov.Tensor(np.frombuffer(weights, np.uint8)))
+    (pre_b, pre_out), (post_b, post_out) = fb.pre_graph(), fb.post_graph()
+    compiled = {
+        "pre": core.compile_model(core.read_model(pre_b.to_onnx(pre_out)), "CPU"),
+        "model": core.compile_model(str(xml), "CPU"),
+        "post": core.compile_model(core.read_model(post_b.to_onnx(post_out)), "CPU"),
+        "fused": core.compile_model(fused_model, "CPU"),
+    }
+    req = {k: c.create_infer_request() for k, c in compiled.items()}
+    port = {k: c.outputs[0] for k, c in compiled.items()}
+
+    def run(step: str, name: str, value: np.ndarray) -> np.ndarray:
+        out: np.ndarray = req[step].infer({name: value}, share_inputs=True)[port[step]]
+        return out
+
+    def three_calls() -> np.ndarray:
+        probs = run("model", fb.INPUT, run("pre", "image", frame))
+        return run("post", fb.OUTPUT, probs)
+
+    tensor = run("pre", "image", frame)
+    ways: dict[str, Callable[[], np.ndarray]] = {
+        "three_calls": three_calls,
+        "fused": lambda: run("fused", "image", frame),
+        "model_alone": lambda: run("model", fb.INPUT, tensor),
+    }
+    times: dict[str, list[float]] = {k: [] for k in ways}
+    last: dict[str, np.ndarray] = {}
+    for i in range(reps + 1):  # round 0 warms up
+        for name in ways if i % 2 else list(ways)[::-1]:
+            t = time.perf_counter()
+            last[name] = ways[name]()
+            if i:
+                times[name].append(time.perf_counter() - t)
+    masks = {"three_calls": last["three_calls"], "fused": last["fused"]}
+    return {k: summary(v) for k, v in times.items()}, masks
+
+
+def fused_ir_report(r: dict[str, Any]) -> list[str]:
+    """The fused-IR section of latest.md (and of fused_ir.md alone)."""
+    lines = ["", "## GraphBuilder: pre/post-processing fused into an IR model, MediaPipe selfie "
+             "segmentation, 640x480 RGB u8 -> u8 mask (ms, median / p90)", ""]
+    if not r.get("measured"):
+        return lines + [f"Not measured: the fused model did not load in the guest: {r.get('why')}"]
+    three = r["three_calls"]["median_ms"]
+    st, nat = r["stages"], r["native"]
+    lines += ["| way | ms | / three calls in the guest |", "|---|---|---|"]
+    for label, cell in (
+        ("three calls, guest: pre-processing graph, IR model, post-processing graph",
+         r["three_calls"]),
+        ("&nbsp;&nbsp;pre-processing graph: u8 [480, 640, 3] -> f32 [1, 256, 256, 3]",
+         st["pre"]),
+        ("&nbsp;&nbsp;the IR model alone", st["model"]),
+        ("&nbsp;&nbsp;post-processing graph: f32 [1, 256, 256, 1] -> u8 [480, 640]", st["post"]),
+        ("**fused, guest: `Model.load(xml, preprocess=pre, postprocess=post)`, one run**",
+         r["fused"]),
+        ("three calls, native OpenVINO (the same ONNX and IR)", nat["three_calls"]),
+        ("fused, native OpenVINO (the IR wasinn writes)", nat["fused"]),
+        ("the IR model alone, native OpenVINO", nat["model_alone"]),
+    ):  # fmt: skip
+        lines.append(f"| {label} | {fmt(cell)} | {cell['median_ms'] / three:.2f} |")
+    load = r["load_ms"]
+    differ = r["native_pixels_differing"]
+    lines += ["", f"Fused / three calls in the guest: **{r['fused_over_three_calls']:.2f}** "
+              "(ratio of the medians; both timed from the frame's bytes to the mask's bytes, "
+              f"interleaved, {r['fused']['n']} runs each). Loading: fused "
+              f"{load['fused']:.0f} ms; separate {load['model']:.0f} ms (IR) + "
+              f"{load['pre_build']:.0f} + {load['post_build']:.0f} ms (building the two "
+              "graphs). Largest absolute difference, fused vs three calls: mask "
+              f"{r['mask_max_abs_diff']} ({r['mask_pixels_differing']} pixels differ), the "
+              "model's probabilities with only the pre-processing fused "
+              f"{r['probs_max_abs_diff']:.2g}. The fused mask covers "
+              f"{100 * r['mask_fraction']:.1f} % of the frame; it differs from native "
+              f"OpenVINO's in {differ['fused']} pixels (fused) and {differ['three_calls']} "
+              "(three calls)."]
+    if "date" in r:
+        lines[-1] += (f" Measured on {r['date']} on its own (`./build.sh bench --only "
+                      "fused_ir`).")
+    return lines
+
+
 def builder_report(data: dict[str, Any]) -> list[str]:
     """The GraphBuilder sections of latest.md (none for results without them)."""
     if "builder" not in data:
@@ -562,6 +680,8 @@ def builder_report(data: dict[str, Any]) -> list[str]:
                   f"the detector on (b)'s tensor: {fused['max_abs_diff_vs_graph_tensor']:.2g}; "
                   "fused vs two runs in the guest: "
                   f"{'identical' if fused['same_outputs'] else 'not byte-identical'}."]
+    if "fused_ir" in bd:
+        lines += fused_ir_report(bd["fused_ir"])
     return lines
 
 
@@ -866,7 +986,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="small budgets (about a minute)")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
+    parser.add_argument("--only", choices=sorted(ALONE), help="run one case alone: writes "
+                        "NAME.json and NAME.md (and, full into bench/results, its README table)")
     args = parser.parse_args()
+    if args.only:
+        run_alone(args.only, args.quick, args.out)
+        return
     data: dict[str, Any] = {"quick": args.quick, "machine": machine()}
     data["latency"] = latency(args.quick)
     data["transfer"] = transfer(args.quick)
@@ -887,6 +1012,64 @@ def main() -> None:
     print(f"bench: wrote {args.out / 'latest.md'} and {args.out / 'latest.png'}", file=sys.stderr)
     if not args.quick and args.out.resolve() == (ROOT / "bench" / "results").resolve():
         update_readme(data)
+
+
+#: Cases ``--only`` runs alone: (measure(quick), report(result), where a full
+#: run keeps the result in its data). Each is also part of a full run.
+ALONE: dict[str, tuple[Any, Any, tuple[str, ...]]] = {
+    "fused_ir": (builder_fused_ir, fused_ir_report, ("builder", "fused_ir")),
+}
+
+
+def run_alone(name: str, quick: bool, out: Path) -> None:
+    """One case of the benchmark on its own (quick to repeat while working on
+    it): OUT/NAME.json and OUT/NAME.md; a full run into bench/results/ also
+    replaces the case's table in README.md, the other tables staying those of
+    their own run."""
+    measure, section, keys = ALONE[name]
+    result = measure(quick)
+    result["date"] = time.strftime("%Y-%m-%d")
+    m = machine()
+    data: dict[str, Any] = {"quick": quick, "machine": m}
+    place = data
+    for key in keys[:-1]:  # the same place as in latest.json
+        place = place.setdefault(key, {})
+    place[keys[-1]] = result
+    run = "Quick run (smaller budgets; not for quoting)" if quick else "Full run"
+    lines = [f"# wasinn benchmark: {name} alone", "",
+             f"{run} on {m['date']}: {m['cpu']}, {m['cores']} cores, bf16 support: {m['bf16']}; "
+             f"Python {m['python']}, OpenVINO {m['openvino']}, inference precision "
+             f"{m['precision']}.", *section(result)]  # fmt: skip
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}.json").write_text(json.dumps(data, indent=1))
+    (out / f"{name}.md").write_text("\n".join(lines) + "\n")
+    print(f"bench: wrote {out / f'{name}.md'}", file=sys.stderr)
+    if not quick and out.resolve() == (ROOT / "bench" / "results").resolve():
+        update_readme_block("\n".join(section(result)))
+
+
+def update_readme_block(block: str) -> None:
+    """Put one section (``## heading`` and its text) into README.md's tables:
+    in place of the section with the same heading, or else after the last
+    GraphBuilder section, where a full run puts it."""
+    readme = ROOT / "README.md"
+    text = readme.read_text()
+    start, end = "<!-- bench:start -->", "<!-- bench:end -->"
+    if start not in text or end not in text:
+        return
+    head, rest = text.split(start, 1)
+    body, tail = rest.split(end, 1)
+    block = block.strip().replace("## ", "#### ", 1)
+    heading = block.split("\n", 1)[0]
+    blocks = ["#### " + b.strip() for b in body.split("#### ")[1:]]
+    same = [i for i, b in enumerate(blocks) if b.split("\n", 1)[0] == heading]
+    if same:
+        blocks[same[0]] = block
+    else:
+        builder = [i for i, b in enumerate(blocks) if b.startswith("#### GraphBuilder")]
+        blocks.insert(builder[-1] + 1 if builder else len(blocks) - 1, block)
+    readme.write_text(f"{head}{start}\n" + "\n\n".join(blocks) + f"\n{end}{tail}")
+    print("bench: updated the table in README.md", file=sys.stderr)
 
 
 def update_readme(data: dict[str, Any]) -> None:

@@ -31,7 +31,7 @@ def test_quick_benchmark_writes_table_and_chart(tmp_path: Path) -> None:
     )
     assert (tmp_path / "latest.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     for heading in ("first build and cache hit", "per-op overhead on tiny tensors",
-                    "image pre-processing"):
+                    "image pre-processing", "pre/post-processing fused into an IR model"):
         assert f"## GraphBuilder: {heading}" in table
     builder = data["builder"]
     assert list(builder["build"]["build"]) == ["small", "ocr", "cnn"]
@@ -40,6 +40,15 @@ def test_quick_benchmark_writes_table_and_chart(tmp_path: Path) -> None:
         "the guest must write the ONNX native CPython writes and compute what native OpenVINO does"
     )
     assert all(r["same_outputs"] for r in builder["ops"].values())
+    fused_ir = builder["fused_ir"]
+    assert fused_ir["measured"], fused_ir["why"]
+    # The same processing around the same IR, fused or in three calls, in the guest or natively:
+    # the same f32 arithmetic, so the same mask (a few pixels of slack for a probability within
+    # rounding of the 0.5 threshold, should OpenVINO order a fused sum differently).
+    assert fused_ir["mask_pixels_differing"] <= 10, fused_ir
+    assert fused_ir["probs_max_abs_diff"] < 1e-4, fused_ir
+    assert max(fused_ir["native_pixels_differing"].values()) <= 10, fused_ir
+    assert 0.1 < fused_ir["mask_fraction"] < 0.9, "the frame shows a person: the mask is not empty"
     diff = builder["pre"]["max_abs_diff"]
     # cv2 rounds to u8 after resizing (up to 1 / 255 / std = 0.0175 off); the rest is exact
     # arithmetic in f32 or double.

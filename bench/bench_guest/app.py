@@ -5,6 +5,7 @@
     bench_guest wasinn profile:CASE N
     bench_guest wasinn builder:KIND ARGS...   (GraphBuilder; see builder_bench.py)
     bench_guest wasinn ops:KIND ARGS...       (wasinn.ops helpers; see ops_bench.py)
+    bench_guest wasinn fused:KIND ARGS...     (processing fused into IR; see fused_bench.py)
 
 Each iteration runs one step through the generated wasi-nn bindings directly
 ("raw": fresh host tensors every call, outputs read and dropped, recurrent
@@ -26,6 +27,7 @@ import time
 from typing import Any
 
 import builder_bench
+import fused_bench
 import ops_bench
 from cases import DIGITS, MINILM, VAD, Inputs, case_inputs, floats
 from componentize_py_types import Err
@@ -235,6 +237,9 @@ def main(args: list[str]) -> int:
         return 0
     if case.startswith("builder:"):
         print_line(json.dumps(builder_bench.run(case.split(":", 1)[1], args[2:])))
+        return 0
+    if case.startswith("fused:"):
+        print_line(json.dumps(fused_bench.run(case.split(":", 1)[1], args[2:])))
         return 0
     if case.startswith("ops:"):
         print_line(json.dumps(ops_bench.run(case.split(":", 1)[1], args[2:])))
