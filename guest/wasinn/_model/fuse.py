@@ -216,7 +216,8 @@ def splice_ir(
     the pre-processing's value instead; the new inputs' Parameters come after
     the model's own, so inputs keep the order ``Model.inputs`` shows. With
     post-processing, the model's Results are removed and the new outputs'
-    Results added. The processing's constants are appended to the weights.
+    Results added; a model output ``kept`` leaves out keeps no Result either.
+    The processing's constants are appended to the weights.
     """
     processing = _process(info.inputs, info.outputs, label, preprocess, postprocess, kept)
     lowered = processing.lowered
