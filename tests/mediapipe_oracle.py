@@ -34,8 +34,6 @@ at v0.10.14; the OpenCV is 3.4.20, linked into mediapipe's extension module):
 
 from __future__ import annotations
 
-import hashlib
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -45,48 +43,16 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 REQUIREMENTS = ROOT / "tests" / "mediapipe_oracle_requirements.txt"
-VENV = ROOT / "build" / "venv-mediapipe"
-#: Written into the venv last, with the hash of the requirements it was made from.
-STAMP = VENV / "wasinn-requirements.sha256"
-
-
-class Unavailable(Exception):
-    """The venv could not be made (no network, no wheel for this Python, ...)."""
-
-
-def _python() -> Path:
-    return VENV / "bin" / "python"
 
 
 def ensure_venv() -> Path:
-    """The venv's Python, making the venv first when it is missing or was
-    made from another requirements list. Raises ``Unavailable`` with pip's
-    words when it cannot be made."""
-    digest = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()
-    if STAMP.exists() and STAMP.read_text().strip() == digest and _python().exists():
-        return _python()
-    shutil.rmtree(VENV, ignore_errors=True)
-    VENV.parent.mkdir(parents=True, exist_ok=True)
-    steps = {
-        "python -m venv": [sys.executable, "-m", "venv", str(VENV)],
-        f"pip install -r {REQUIREMENTS.name}": [
-            str(_python()), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-            "--no-deps", "-r", str(REQUIREMENTS),
-        ],
-        "import mediapipe": [
-            str(_python()), "-I", "-c", "import mediapipe.python.solutions.selfie_segmentation"
-        ],
-    }  # fmt: skip
-    for what, step in steps.items():
-        done = subprocess.run(step, capture_output=True, text=True)
-        if done.returncode:
-            shutil.rmtree(VENV, ignore_errors=True)
-            raise Unavailable(
-                f"{what} failed (exit {done.returncode}): "
-                f"{(done.stderr or done.stdout).strip()[-1500:]}"
-            )
-    STAMP.write_text(digest + "\n")
-    return _python()
+    """The mediapipe venv's Python (made on first use; ``oracle_venv``, which
+    raises ``oracle_venv.Unavailable`` when it cannot be made)."""
+    import oracle_venv  # not in the script's own run, in the venv: it is not needed there
+
+    return oracle_venv.ensure(
+        "mediapipe", REQUIREMENTS, "import mediapipe.python.solutions.selfie_segmentation"
+    )
 
 
 def masks(images: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

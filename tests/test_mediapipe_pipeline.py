@@ -27,6 +27,7 @@ from typing import Any
 
 import mediapipe_oracle
 import numpy as np
+import oracle_venv
 import pytest
 from builder_app.fused_cases import selfie
 from conftest import ROOT
@@ -95,7 +96,7 @@ def oracle(images: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """MediaPipe's masks, by image name."""
     try:
         mediapipe_oracle.ensure_venv()
-    except mediapipe_oracle.Unavailable as exc:
+    except oracle_venv.Unavailable as exc:
         pytest.skip(f"the mediapipe 0.10.14 venv (build/venv-mediapipe) cannot be made: {exc}")
     return mediapipe_oracle.masks(images)
 

