@@ -174,10 +174,14 @@ def unpack(library: Library, files: Mapping[str, Path], into: Path) -> Path:
     names = series.read_text().split() if series.is_file() else []
     debian = [(f"Debian's patch {n}", series.parent / n) for n in names if not n.startswith("#")]
     ours = [(f"wasinn's patch {n}", CONFIG_HEADERS / library.name / n) for n in library.patches]
+    # Inside a git repository (build/ext is in the clone), git apply takes the paths
+    # of a patch with "diff --git" headers as relative to the repository's top and
+    # skips them, exit status 0 ("Skipped patch"): git must not find the clone.
+    env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(root.parent)}
     for what, patch in debian + ours:
         done = subprocess.run(
             ["git", "apply", "-p1", "--whitespace=nowarn", str(patch)],
-            cwd=root, capture_output=True, text=True,
+            cwd=root, capture_output=True, text=True, env=env,
         )  # fmt: skip
         if done.returncode:
             raise LibraryError(f"{what} does not apply to {library.name}: {done.stderr.strip()}")
