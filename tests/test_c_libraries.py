@@ -139,10 +139,11 @@ def test_an_archive_library_links_as_one_archive(
 
 def test_the_catalogue_names_the_guest_cpp_runtime() -> None:
     """Every C++ library's guest modules link libcxx: it is in the catalogue, for
-    the guest only, as an archive."""
+    the guest only, as an archive, and open-jtalk is C++."""
     catalogue = c_libraries.load_catalogue()
     runtime = catalogue[c_libraries.GUEST_CXX_RUNTIME]
     assert runtime.targets == ("guest",) and runtime.archive and runtime.cxx
+    assert catalogue["open-jtalk"].cxx == "c++11"
 
 
 def test_every_patch_of_ours_says_why_before_its_diff() -> None:
