@@ -152,3 +152,15 @@ def test_every_patch_of_ours_says_why_before_its_diff() -> None:
             text = (c_libraries.CONFIG_HEADERS / library.name / name).read_text()
             why = text.split("\n--- a/")[0].split("\ndiff --git")[0]
             assert len(why.split()) >= 30 and "wasinn" in why.splitlines()[0], name
+
+
+def test_file_names_in_objects_are_under_the_library_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """__FILE__ (MeCab puts it in its error messages) is the path under the
+    library's root, not the temporary folder the build ran in: the same objects
+    from every build, and messages that name the library's own file."""
+    where = b"const char *where(void) { return __FILE__; }\n"
+    built = _build(tmp_path, monkeypatch, {"src/where.c": where})
+    data = next(p for p in built.objects if p.name == "src_where.c.o").read_bytes()
+    assert b"src/where.c\0" in data and str(tmp_path).encode() not in data

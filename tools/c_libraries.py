@@ -305,7 +305,10 @@ def build(
             raise LibraryError(f"{library.name}: no file matches {library.sources}")
         if any(_is_cxx(s) for s in sources) and not library.cxx:
             raise LibraryError(f"{library.name} has C++ sources but names no C++ standard (cxx)")
-        common = [*(f"-D{d}" for d in library.defines), *library.flags,
+        # __FILE__ (in MeCab's error messages) as the path under the library's root,
+        # not the temporary folder's: the same objects from every build.
+        common = [f"-ffile-prefix-map={root}/=", *(f"-D{d}" for d in library.defines),
+                  *library.flags,
                   *(f"-I{d}" for d in include),
                   *(f"-I{d}" for lib in required for d in lib.include)]  # fmt: skip
         argv = [str(clang), *flags, *LIBRARY_FLAGS, *common]
