@@ -14,9 +14,9 @@ MAX_TEXT_BYTES: int
 def load(folder: str, /) -> None:
     """Read the MeCab dictionary in ``folder`` (``sys.dic``, ``unk.dic``, ``char.bin``,
     ``matrix.bin``: Debian's open-jtalk-mecab-naist-jdic, which apps/speak/prepare.py
-    unpacks) into memory, replacing the one loaded before. ``FileNotFoundError`` when a
-    file is missing, ``ValueError`` when MeCab cannot read them (no dictionary is then
-    loaded)."""
+    unpacks) into memory, in place of the one loaded before (which is dropped first,
+    even when this one then fails to load). ``FileNotFoundError`` when a file is
+    missing, ``ValueError`` when one is too small or MeCab cannot read them."""
 
 def run_frontend(text: str, /) -> list[dict[str, str | int]]:
     """One dict per word of ``text``, in order, as pyopenjtalk's ``run_frontend`` gives

@@ -22,6 +22,12 @@
  * per field of a word) hold a dictionary entry's fields; MeCab groups at most 24
  * unknown characters into one word.
  *
+ * The dictionary is trusted: load() checks that its four files are there and
+ * big enough, and MeCab checks their sizes against their headers and sys.dic's
+ * magic number and version (a damaged or foreign file raises ValueError), but
+ * not every index inside them: a crafted dictionary could make MeCab read out
+ * of bounds. prepare.py checks the Debian package's SHA-256.
+ *
  * One dictionary per process, kept in static state; the GIL guards it.
  */
 /* build_ext: link open-jtalk */
@@ -52,8 +58,18 @@ static Mecab mecab;
 static NJD njd;
 static int initialized, loaded;
 
-/* The files MeCab opens in a dictionary folder (Tokenizer::open, Connector::open). */
-static const char *const dictionary_files[] = {"sys.dic", "unk.dic", "char.bin", "matrix.bin"};
+/* The files MeCab opens in a dictionary folder (Tokenizer::open, Connector::open),
+ * with the least size each can have. MeCab checks each file's size against its
+ * header, but reads char.bin's header before looking at its size. */
+static const struct {
+    const char *name;
+    long long least;
+} dictionary_files[] = {
+    {"sys.dic", 100}, /* Dictionary::open's own check */
+    {"unk.dic", 100},
+    {"char.bin", 4 + 4 * 0xffff}, /* a count, then a CharInfo per UCS-2 code */
+    {"matrix.bin", 4},            /* two sizes, then the costs */
+};
 
 static void initialize(void) {
     if (!initialized) {
@@ -73,24 +89,34 @@ static PyObject *load(PyObject *self, PyObject *args) {
         return NULL;
     }
     initialize();
+    /* The dictionary loaded before goes first, whatever happens next: two would
+     * take twice the memory while loading, and the guest's memory never shrinks. */
+    Mecab_clear(&mecab);
+    loaded = 0;
     for (size_t i = 0; i < sizeof dictionary_files / sizeof *dictionary_files; i++) {
-        PyObject *path = PyUnicode_FromFormat("%s/%s", folder, dictionary_files[i]);
+        const char *file = dictionary_files[i].name;
+        PyObject *path = PyUnicode_FromFormat("%s/%s", folder, file);
         if (!path)
             return NULL;
         const char *name = PyUnicode_AsUTF8AndSize(path, NULL);
         struct stat info;
-        if (!name || stat(name, &info) != 0 || !S_ISREG(info.st_mode)) {
-            if (name)
-                PyErr_Format(PyExc_FileNotFoundError,
-                             "%s is not an OpenJTalk dictionary: it has no %s (apps/speak/"
-                             "prepare.py unpacks Debian's open-jtalk-mecab-naist-jdic)",
-                             folder, dictionary_files[i]);
-            Py_DECREF(path);
+        int found = name && stat(name, &info) == 0 && S_ISREG(info.st_mode);
+        Py_DECREF(path);
+        if (!name)
+            return NULL;
+        if (!found) {
+            PyErr_Format(PyExc_FileNotFoundError,
+                         "%s is not an OpenJTalk dictionary: it has no %s (apps/speak/"
+                         "prepare.py unpacks Debian's open-jtalk-mecab-naist-jdic)",
+                         folder, file);
             return NULL;
         }
-        Py_DECREF(path);
+        if ((long long)info.st_size < dictionary_files[i].least) {
+            PyErr_Format(PyExc_ValueError, "%s/%s is too small (%lld bytes) to be MeCab's %s",
+                         folder, file, (long long)info.st_size, file);
+            return NULL;
+        }
     }
-    loaded = 0;
     if (!Mecab_load(&mecab, folder)) {
         const char *why = mecab_strerror(NULL);
         PyErr_Format(PyExc_ValueError, "MeCab cannot read the dictionary in %s: %s", folder,
