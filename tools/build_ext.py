@@ -11,7 +11,10 @@ A module may link C libraries of ``tools/c_libraries.toml`` (Debian source
 packages at pinned versions, built by ``c_libraries.py``) by naming them in
 its source: ``/* build_ext: link libspng */``. Their headers are then on the
 include path and their objects are linked into the module, each module with
-its own hidden copy.
+its own hidden copy. A module linking a C++ library (``cxx`` in the catalogue,
+e.g. open-jtalk's MeCab) also links the target's C++ runtime: natively the
+system's libstdc++; in the guest the catalogue's ``libcxx`` (LLVM 19's libc++
+and libc++abi, hidden in the module) and ``tools/wasm32-wasi/cxx_runtime.c``.
 
 - ``FOLDER/NAME.cpython-314-wasm32-wasi.so`` for the guest: wasm32-wasi,
   CPython's stable ABI (``Py_LIMITED_API`` 3.11, Debian's 3.11 headers with
@@ -103,6 +106,17 @@ PACKAGES = {
     "wasi-libc": WASI_SYSROOT / "include" / "wasm32-wasi" / "stdlib.h",
     "python3.11-dev": GUEST_PY_HEADERS / "Python.h",
 }
+#: What a guest build of a module linking a C++ library needs as well: libc++'s
+#: headers for wasm32 and llvm-ar (the C++ runtime is linked as an archive).
+CXX_PACKAGES = {
+    "libc++-19-dev-wasm32": Path("/usr/lib/llvm-19/include/wasm32-wasi/c++/v1/string"),
+    "llvm-19": LLVM_BIN / "llvm-ar",
+}
+#: Linked, hidden, into a guest module with C++: the hook Debian's wasi-libc's
+#: thread_local errno needs in C++ (the one tools/guest_packages.py links too).
+CXX_GUEST_RUNTIME = TOOLS / "wasm32-wasi" / "cxx_runtime.c"
+#: What a native module with C++ links: the C++ library of the system's compilers.
+CXX_NATIVE_LINK = ("-lstdc++",)
 #: What a guest build of a ``/* build_ext: sjlj */`` module needs as well: Debian
 #: packages by the command each provides (found on PATH: any Node.js will do).
 SJLJ_PACKAGES = {"nodejs": "node", "npm": "npm"}
@@ -196,9 +210,10 @@ class ToolchainMissingError(ExtError):
 # ---------------------------------------------------------------- toolchain
 
 
-def missing_packages(sjlj: bool = False) -> list[str]:
+def missing_packages(sjlj: bool = False, cxx: bool = False) -> list[str]:
     """The Debian packages of the toolchain that are not installed (with
-    ``sjlj``: also those of a guest build of a ``/* build_ext: sjlj */`` module).
+    ``sjlj``: also those of a guest build of a ``/* build_ext: sjlj */`` module;
+    with ``cxx``: those of a guest build of a module linking a C++ library).
 
     Example::
 
@@ -208,11 +223,13 @@ def missing_packages(sjlj: bool = False) -> list[str]:
     missing = [name for name, path in PACKAGES.items() if not path.exists()]
     if sjlj:
         missing += [name for name, command in SJLJ_PACKAGES.items() if not shutil.which(command)]
+    if cxx:
+        missing += [name for name, path in CXX_PACKAGES.items() if not path.exists()]
     return missing
 
 
-def _require_toolchain(sjlj: bool = False) -> None:
-    missing = missing_packages(sjlj)
+def _require_toolchain(sjlj: bool = False, cxx: bool = False) -> None:
+    missing = missing_packages(sjlj, cxx)
     if missing:
         raise ToolchainMissingError(missing)
 
@@ -366,6 +383,8 @@ class Target:
     library_flags: tuple[str, ...] = ()
     #: How ``/* build_ext: sjlj */`` modules are built (the guest; None: as any other).
     sjlj: Sjlj | None = None
+    #: What a module linking a C++ library links last (besides the guest's C++ runtime).
+    cxx_link: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -460,7 +479,7 @@ def native_target(cache_dir: Path) -> Target:
         "linker": tool_version(LLVM_BIN / "ld.lld", cache_dir),
         "python": f"{sys.version} ({sysconfig.get_config_var('EXT_SUFFIX')})",
         "libc": os.confstr("CS_GNU_LIBC_VERSION") or "unknown",
-    })  # fmt: skip
+    }, cxx_link=CXX_NATIVE_LINK)  # fmt: skip
 
 
 def _guest_headers(cache_dir: Path) -> Path:
@@ -536,6 +555,16 @@ def uses_sjlj(source: Path) -> bool:
     return "sjlj" in directives(source)
 
 
+def _asks_cxx(source: Path) -> bool:
+    """Whether a module links a C++ library (False where its comments or the
+    catalogue are bad: building the module reports that)."""
+    try:
+        catalogue = c_libraries.load_catalogue()
+        return any(lib.cxx for lib in c_libraries.closure(linked_libraries(source), catalogue))
+    except (ExtError, c_libraries.LibraryError):
+        return False
+
+
 def _asks_sjlj(source: Path) -> bool:
     """``uses_sjlj``, False where the comments are bad: the toolchain is chosen
     before the modules are built, and building that module then reports them
@@ -552,8 +581,12 @@ class Linked:
 
     settings: tuple[tuple[str, str], ...]
     include: tuple[Path, ...]
-    #: clang's ``@FILE`` lists of each library's objects.
+    #: clang's ``@FILE`` lists of each library's objects (the C++ runtime's last).
     link_files: tuple[Path, ...]
+    #: Whether a library has C++: the module links the target's C++ runtime.
+    cxx: bool = False
+    #: Files of ours the link depends on beyond the libraries (the guest's C++ hook).
+    files: tuple[tuple[str, Path], ...] = ()
 
 
 def link_libraries(source: Path, target: Target, cache_dir: Path) -> Linked:
@@ -561,20 +594,34 @@ def link_libraries(source: Path, target: Target, cache_dir: Path) -> Linked:
     names = linked_libraries(source)
     if not names:
         return Linked((), (), ())
+
+    def build(lib: c_libraries.Library) -> c_libraries.Built:
+        return c_libraries.build(lib, catalogue, target.name, target.library_flags, CLANG,
+                                 target.settings["compiler"], cache_dir)  # fmt: skip
+
     try:
         catalogue = c_libraries.load_catalogue()
-        wanted = c_libraries.closure(names, catalogue)
-        built = [
-            (lib, c_libraries.build(lib, catalogue, target.name, target.library_flags, CLANG,
-                                    target.settings["compiler"], cache_dir))
-            for lib in wanted
-        ]  # fmt: skip
+        built = [(lib, build(lib)) for lib in c_libraries.closure(names, catalogue)]
+        cxx = any(b.cxx for _, b in built)
+        runtime = []
+        if cxx and target.name == "guest":
+            # Its headers are not the module's: only its objects are linked, after the rest.
+            runtime = [(lib, build(lib)) for lib in
+                       c_libraries.closure([c_libraries.GUEST_CXX_RUNTIME], catalogue)]  # fmt: skip
     except c_libraries.LibraryError as exc:
         raise ExtError(f"{_shown(source)}: {exc}") from None
+    settings = [(f"library {lib.name} {lib.version}", b.key) for lib, b in built + runtime]
+    files: list[tuple[str, Path]] = []
+    if cxx:
+        settings.append(("c++ link", shlex.join(target.cxx_link)))
+        if target.name == "guest":
+            files.append((f"c++ runtime {CXX_GUEST_RUNTIME.name}", CXX_GUEST_RUNTIME))
     return Linked(
-        settings=tuple((f"library {lib.name} {lib.version}", b.key) for lib, b in built),
+        settings=tuple(settings),
         include=tuple(d for _, b in built for d in b.include),
-        link_files=tuple(b.link_file for _, b in built),
+        link_files=tuple(b.link_file for _, b in built + runtime),
+        cxx=cxx,
+        files=tuple(files),
     )
 
 
@@ -592,7 +639,7 @@ def _manifest(
     setjmp/longjmp build (``sjlj``) adds its runtime's sources, header, the
     splice tool that makes the stub, wasm-opt's version and every flag.
     """
-    extra_files = list(sjlj.files) if sjlj else []
+    extra_files = [*linked.files, *(sjlj.files if sjlj else ())]
     extra_settings = list(sjlj.settings) if sjlj else []
     entries = build_stamp.manifest(
         files=[(f"source {source.name}", source), (f"tool {TOOLS.name}/build_ext.py",
@@ -678,6 +725,11 @@ def compile_module(
         built = Path(tmp) / out.name
         runtime: list[str] = []
         sjlj_flags: tuple[str, ...] = ()
+        if linked.cxx and target.name == "guest":
+            obj = Path(tmp) / "cxx_runtime.o"
+            _run([str(CLANG), *CFLAGS, *GUEST_TARGET_FLAGS, "-c", str(CXX_GUEST_RUNTIME), "-o",
+                  str(obj)], source, target, "compile the C++ runtime hook for")  # fmt: skip
+            runtime.append(str(obj))
         if sjlj:
             sjlj_flags = SJLJ_CFLAGS
             for i, src in enumerate(SJLJ_RUNTIME):
@@ -688,7 +740,7 @@ def compile_module(
         argv = [str(CLANG), *target.flags, *sjlj_flags, f"-I{source.parent}",
                 *(f"-I{d}" for d in linked.include), "-MD", "-MF", str(depfile),
                 str(source.resolve()), *runtime, *(f"@{f}" for f in linked.link_files),
-                "-o", str(built)]  # fmt: skip
+                *(target.cxx_link if linked.cxx else ()), "-o", str(built)]  # fmt: skip
         _run(argv, source, target, "compile")
         roots = tuple(f"{d.resolve()}/" for d in linked.include)
         headers = [h for h in _depfile_headers(depfile, source) if not h.startswith(roots)]
@@ -798,7 +850,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sources = [src for f in args.folders for src in modules(f).values()]
         if sources:
             sjlj = "guest" in wanted and any(_asks_sjlj(src) for src in sources)
-            _require_toolchain(sjlj)
+            cxx = "guest" in wanted and any(_asks_cxx(src) for src in sources)
+            _require_toolchain(sjlj, cxx)
             for name in wanted:
                 targets.append(guest_target(args.cache, sjlj) if name == "guest"
                                else native_target(args.cache))  # fmt: skip

@@ -1,7 +1,7 @@
-"""Fetch and compile the C libraries that extension modules link.
+"""Fetch and compile the C and C++ libraries that extension modules link.
 
 ``tools/c_libraries.toml`` names each library: a Debian bookworm source
-package at a pinned version, and which of its C files to compile. This module
+package at a pinned version, and which of its C (and C++) files to compile. This module
 downloads the package's files from the Debian archive's pool (once; they are
 kept in ``build/ext/sources``), checks them against the pinned SHA-256,
 unpacks the original tarball, applies Debian's patches (``git apply``, in the
@@ -11,6 +11,17 @@ object files, once per target, with the flags the extension modules use plus
 ``-fvisibility=hidden``: a library's symbols stay inside the module that
 links it, so two modules may link the same library without a clash, in the
 guest's component as in a native process that already has, say, zlib.
+
+C++: a library whose entry names a C++ standard (``cxx = "c++11"``) has its
+``.cpp``/``.cc``/``.cxx`` sources compiled with ``clang++`` at that standard,
+without exceptions, with the same optimisation, visibility and floating-point
+flags as C. A module that links one links the target's C++ runtime too
+(``build_ext.py`` does): natively the system's libstdc++; in the guest the
+catalogue's ``libcxx`` (LLVM's own libc++ and libc++abi, compiled by this module
+like any other library, into a static archive whose symbols stay hidden in
+the module), because Debian's wasm32 libc++ is not position-independent and
+componentize-py's (another LLVM's, under libc++'s unstable ABI 2) is not
+the one whose headers the library was compiled against.
 
 Freshness: a build's folder is named after the SHA-256 of everything it
 depends on (the catalogue's entry, the downloaded files, the configuration
@@ -52,6 +63,14 @@ POOL = "http://deb.debian.org/debian/pool/main"
 #: in the guest and decodes progressive files a quarter faster than with -O2.
 LIBRARY_FLAGS = ("-std=gnu11", "-O3", "-fPIC", "-ffp-contract=off", "-fvisibility=hidden",
                  "-DNDEBUG", "-w")  # fmt: skip
+#: The same for C++ sources (``-std=`` is the library's ``cxx``); no exceptions:
+#: nothing in the guest could catch them (a throw aborts the component).
+LIBRARY_CXX_FLAGS = ("-O3", "-fPIC", "-ffp-contract=off", "-fvisibility=hidden", "-fno-exceptions",
+                     "-DNDEBUG", "-w")  # fmt: skip
+#: The file suffixes compiled as C++.
+CXX_SUFFIXES = (".cpp", ".cc", ".cxx")
+#: The catalogue's entry that every guest module linking a C++ library links too.
+GUEST_CXX_RUNTIME = "libcxx"
 
 
 class LibraryError(Exception):
@@ -73,6 +92,17 @@ class Library:
     requires: tuple[str, ...]
     #: wasinn's own patches (files in tools/c_libraries/NAME), applied after Debian's.
     patches: tuple[str, ...] = ()
+    #: The C++ standard its C++ sources are compiled at ("" = it has none).
+    cxx: str = ""
+    #: More compiler flags for its sources (both languages, every target).
+    flags: tuple[str, ...] = ()
+    #: The targets it is built for (empty: every target).
+    targets: tuple[str, ...] = ()
+    #: The only files and folders of its original tarball to unpack (empty: all).
+    unpack: tuple[str, ...] = ()
+    #: Linked as a static archive (only the objects a module needs) rather than
+    #: object by object.
+    archive: bool = False
 
     def entry(self) -> str:
         """The entry as canonical JSON: part of every build key."""
@@ -90,6 +120,8 @@ class Built:
     key: str
     objects: tuple[Path, ...]
     include: tuple[Path, ...]
+    #: Whether it has C++ objects (a module linking it needs the C++ runtime).
+    cxx: bool = False
 
     @property
     def link_file(self) -> Path:
@@ -108,6 +140,9 @@ def load_catalogue(path: Path = CATALOGUE) -> dict[str, Library]:
                 include=tuple(entry["include"]), defines=tuple(entry.get("defines", ())),
                 requires=tuple(entry.get("requires", ())),
                 patches=tuple(entry.get("patches", ())),
+                cxx=str(entry.get("cxx", "")), flags=tuple(entry.get("flags", ())),
+                targets=tuple(entry.get("targets", ())), unpack=tuple(entry.get("unpack", ())),
+                archive=bool(entry.get("archive", False)),
             )  # fmt: skip
         except (KeyError, TypeError) as exc:
             raise LibraryError(f"{path.name}: library {name!r} lacks or mistypes {exc}") from None
@@ -162,11 +197,22 @@ def fetch(library: Library, cache_dir: Path) -> dict[str, Path]:
 
 
 def unpack(library: Library, files: Mapping[str, Path], into: Path) -> Path:
-    """Unpack the original tarball and Debian's folder, apply Debian's patches; return the root."""
+    """Unpack the original tarball and Debian's folder, apply Debian's patches; return the root.
+
+    With ``library.unpack``, only those files and folders of the original
+    tarball are unpacked (LLVM's is 164 MB), in one pass.
+    """
     for file_name, path in files.items():
         if ".orig." in file_name or ".debian." in file_name:
             with tarfile.open(path) as tar:
-                tar.extractall(into, filter="data")
+                if library.unpack and ".orig." in file_name:
+                    paths = {f"{library.root}/{path}" for path in library.unpack}
+                    folders = tuple(f"{path}/" for path in paths)
+                    for member in tar:
+                        if member.name in paths or member.name.startswith(folders):
+                            tar.extract(member, into, filter="data")
+                else:
+                    tar.extractall(into, filter="data")
     root = into / library.root
     if not root.is_dir():
         raise LibraryError(f"{library.name}'s tarball has no folder {library.root}")
@@ -174,10 +220,14 @@ def unpack(library: Library, files: Mapping[str, Path], into: Path) -> Path:
     names = series.read_text().split() if series.is_file() else []
     debian = [(f"Debian's patch {n}", series.parent / n) for n in names if not n.startswith("#")]
     ours = [(f"wasinn's patch {n}", CONFIG_HEADERS / library.name / n) for n in library.patches]
+    # Inside a git repository (build/ext is in the clone), git apply takes the paths
+    # of a patch with "diff --git" headers as relative to the repository's top and
+    # skips them, exit status 0 ("Skipped patch"): git must not find the clone.
+    env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(root.parent)}
     for what, patch in debian + ours:
         done = subprocess.run(
             ["git", "apply", "-p1", "--whitespace=nowarn", str(patch)],
-            cwd=root, capture_output=True, text=True,
+            cwd=root, capture_output=True, text=True, env=env,
         )  # fmt: skip
         if done.returncode:
             raise LibraryError(f"{what} does not apply to {library.name}: {done.stderr.strip()}")
@@ -211,6 +261,10 @@ def _include_dirs(library: Library, root: Path) -> tuple[Path, ...]:
     )
 
 
+def _is_cxx(source: Path) -> bool:
+    return source.suffix in CXX_SUFFIXES
+
+
 def build(
     library: Library,
     libraries: Mapping[str, Library],
@@ -223,8 +277,14 @@ def build(
     """``library`` compiled for ``target`` (its libraries' too), building what is not built yet.
 
     ``flags`` are the target's compile flags (``--target``, ``--sysroot``...);
-    ``compiler`` is the compiler's ``--version``, part of the key.
+    ``compiler`` is the compiler's ``--version``, part of the key. C++ sources
+    are compiled by the ``clang++`` beside ``clang``; an ``archive`` library is
+    archived by the ``llvm-ar`` of clang's LLVM.
     """
+    if library.targets and target not in library.targets:
+        raise LibraryError(
+            f"{library.name} is built for {', '.join(library.targets)} only, not for {target}"
+        )
     required = [build(libraries[name], libraries, target, flags, clang, compiler, cache_dir)
                 for name in library.requires]  # fmt: skip
     key = build_key(library, libraries, flags, compiler)
@@ -233,7 +293,7 @@ def build(
     if listing.is_file():
         known = json.loads(listing.read_text())
         return Built(key, tuple(Path(p) for p in known["objects"]),
-                     tuple(Path(p) for p in known["include"]))  # fmt: skip
+                     tuple(Path(p) for p in known["include"]), bool(known.get("cxx")))  # fmt: skip
     files = fetch(library, cache_dir)
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{library.name}-", dir=folder.parent))
@@ -243,9 +303,17 @@ def build(
         sources = sorted({p for pattern in library.sources for p in root.glob(pattern)})
         if not sources:
             raise LibraryError(f"{library.name}: no file matches {library.sources}")
-        argv = [str(clang), *flags, *LIBRARY_FLAGS, *(f"-D{d}" for d in library.defines),
-                *(f"-I{d}" for d in include),
-                *(f"-I{d}" for lib in required for d in lib.include)]  # fmt: skip
+        if any(_is_cxx(s) for s in sources) and not library.cxx:
+            raise LibraryError(f"{library.name} has C++ sources but names no C++ standard (cxx)")
+        # __FILE__ (in MeCab's error messages) as the path under the library's root,
+        # not the temporary folder's: the same objects from every build.
+        common = [f"-ffile-prefix-map={root}/=", *(f"-D{d}" for d in library.defines),
+                  *library.flags,
+                  *(f"-I{d}" for d in include),
+                  *(f"-I{d}" for lib in required for d in lib.include)]  # fmt: skip
+        argv = [str(clang), *flags, *LIBRARY_FLAGS, *common]
+        argv_cxx = [str(clangxx(clang)), *flags, f"-std={library.cxx}", *LIBRARY_CXX_FLAGS,
+                    *common]  # fmt: skip
         objects_dir = tmp / "obj"
         objects_dir.mkdir()
         print(f"c_libraries: compiling {library.name} {library.version} for {target} "
@@ -253,8 +321,8 @@ def build(
 
         def compile_one(source: Path) -> Path:
             obj = objects_dir / (source.relative_to(root).as_posix().replace("/", "_") + ".o")
-            done = subprocess.run([*argv, "-c", str(source), "-o", str(obj)],
-                                  capture_output=True, text=True)  # fmt: skip
+            done = subprocess.run([*(argv_cxx if _is_cxx(source) else argv), "-c", str(source),
+                                   "-o", str(obj)], capture_output=True, text=True)  # fmt: skip
             if done.returncode:
                 raise LibraryError(
                     f"could not compile {library.name}'s {source.relative_to(root)} for "
@@ -263,7 +331,15 @@ def build(
             return obj
 
         with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
-            list(pool.map(compile_one, sources))
+            compiled = list(pool.map(compile_one, sources))
+        if library.archive:
+            ar = clang.parent / clang.name.replace("clang", "llvm-ar", 1)
+            # D: no timestamps, owners or modes in the archive: the same bytes each time.
+            done = subprocess.run([str(ar), "rcsD", str(tmp / "lib.a"), *map(str, compiled)],
+                                  capture_output=True, text=True)  # fmt: skip
+            if done.returncode:
+                raise LibraryError(f"could not archive {library.name} for {target} with {ar}: "
+                                   f"{done.stderr.strip()[-2000:]}")  # fmt: skip
         # The unpacked tree stays beside the objects: modules compile against its headers.
         shutil.rmtree(folder, ignore_errors=True)
         tmp.rename(folder)
@@ -273,10 +349,19 @@ def build(
     root = folder / "src" / library.root
     include = _include_dirs(library, root)
     objects = tuple(sorted((folder / "obj").glob("*.o")))
-    (folder / "objects.rsp").write_text("".join(f"{shlex.quote(str(p))}\n" for p in objects))
-    known = {"objects": [str(p) for p in objects], "include": [str(p) for p in include]}
+    # What a module's link reads (clang's @FILE): the objects, or the archive of them.
+    linked = [folder / "lib.a"] if library.archive else objects
+    (folder / "objects.rsp").write_text("".join(f"{shlex.quote(str(p))}\n" for p in linked))
+    cxx = bool(library.cxx)
+    known = {"objects": [str(p) for p in objects], "include": [str(p) for p in include],
+             "cxx": cxx}  # fmt: skip
     listing.write_text(json.dumps(known, indent=1) + "\n")
-    return Built(key, objects, include)
+    return Built(key, objects, include, cxx)
+
+
+def clangxx(clang: Path) -> Path:
+    """The C++ driver beside ``clang`` (``/usr/bin/clang-19`` -> ``/usr/bin/clang++-19``)."""
+    return clang.parent / clang.name.replace("clang", "clang++", 1)
 
 
 def closure(names: Sequence[str], libraries: Mapping[str, Library]) -> list[Library]:

@@ -1,0 +1,96 @@
+"""Put OpenJTalk's dictionary in BUILD/models/openjtalk/naist-jdic (once).
+
+Run by build.sh before building this app (and the apps that use it):
+`python prepare.py BUILD/models`, with wasinn's tools/ on PYTHONPATH (for
+c_libraries.download). The dictionary is Debian's binary package
+open-jtalk-mecab-naist-jdic 1.11-3 (the one Debian builds from the same source
+package as the open-jtalk library in tools/c_libraries.toml), downloaded from
+the Debian pool and checked against the SHA-256 that Debian's package index
+lists. It is unpacked here with Python (a .deb is an ar archive holding
+data.tar.xz); nothing is installed and nothing is committed.
+
+Only the four files MeCab reads are kept (sys.dic, unk.dic, char.bin,
+matrix.bin: 107 MB, 103 of it sys.dic), with the package's copyright file.
+A folder from another pin is replaced (its SOURCE file names the package).
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+# wasinn's tools/, on PYTHONPATH when build.sh runs this
+from c_libraries import POOL, LibraryError, download
+
+DEB = "open-jtalk-mecab-naist-jdic_1.11-3_all.deb"
+URL = f"{POOL}/o/open-jtalk/{DEB}"
+# Debian bookworm's Packages index (apt-cache show open-jtalk-mecab-naist-jdic=1.11-3).
+SHA256 = "5c022fc8cff3548ca655f491fa2d9d013576424f7e98d6e27f03c841554f0012"
+INSIDE = "./var/lib/mecab/dic/open-jtalk/naist-jdic/"
+FILES = ("sys.dic", "unk.dic", "char.bin", "matrix.bin")
+COPYRIGHT = "./usr/share/doc/open-jtalk-mecab-naist-jdic/copyright"
+
+
+def ar_members(data: bytes) -> dict[str, bytes]:
+    """The members of an ar archive (the format of a .deb), by name.
+
+    >>> ar_members(b"!<arch>\\n" + b"a.txt/".ljust(48) + b"3".ljust(10) + b"`\\n" + b"abc\\n")
+    {'a.txt': b'abc'}
+    """
+    if not data.startswith(b"!<arch>\n"):
+        raise ValueError("not an ar archive")
+    members, offset = {}, 8
+    while offset + 60 <= len(data):
+        header = data[offset : offset + 60]
+        if header[58:60] != b"`\n":
+            raise ValueError(f"bad ar member header at byte {offset}")
+        name = header[:16].decode("ascii").strip().rstrip("/")
+        size = int(header[48:58].decode("ascii").strip())
+        members[name] = data[offset + 60 : offset + 60 + size]
+        offset += 60 + size + (size & 1)
+    return members
+
+
+def unpack(deb: Path, folder: Path) -> None:
+    """The dictionary's files from ``deb`` into ``folder`` (which must not exist)."""
+    members = ar_members(deb.read_bytes())
+    (name,) = [n for n in members if n.startswith("data.tar")]
+    wanted = {INSIDE + f: f for f in FILES} | {COPYRIGHT: "copyright"}
+    folder.mkdir(parents=True)
+    with tarfile.open(fileobj=io.BytesIO(members[name])) as tar:
+        for member in tar:
+            if member.name in wanted and member.isfile():
+                source = tar.extractfile(member)
+                assert source is not None
+                with (folder / wanted.pop(member.name)).open("wb") as out:
+                    shutil.copyfileobj(source, out)
+    if wanted:
+        raise SystemExit(f"prepare: {DEB} lacks {sorted(wanted)}")
+    (folder / "SOURCE").write_text(f"{DEB} {SHA256}\n")
+
+
+def main(models: Path) -> None:
+    target = models / "openjtalk" / "naist-jdic"
+    source = target / "SOURCE"
+    if source.is_file() and source.read_text().split() == [DEB, SHA256]:
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".naist-jdic-") as tmp:
+        try:
+            deb = download(URL, SHA256, Path(tmp) / DEB, "OpenJTalk's dictionary (apps/speak)")
+        except LibraryError as exc:
+            raise SystemExit(f"prepare: {exc}") from None
+        # Built beside the target and renamed into place: never half a dictionary.
+        partial = Path(tmp) / "naist-jdic"
+        unpack(deb, partial)
+        shutil.rmtree(target, ignore_errors=True)
+        partial.rename(target)
+    print(f"prepare: unpacked OpenJTalk's dictionary from {DEB} into {target}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))
