@@ -34,7 +34,6 @@ at v0.10.14; the OpenCV is 3.4.20, linked into mediapipe's extension module):
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -61,14 +60,9 @@ def masks(images: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     with tempfile.TemporaryDirectory() as tmp:
         given, written = Path(tmp) / "images.npz", Path(tmp) / "masks.npz"
         np.savez(given, **images)
-        done = subprocess.run(
-            # -I: tests/ is not put on the path (its modules would shadow others').
-            [str(python), "-I", __file__, str(given), str(written)],
-            capture_output=True,
-            text=True,
-        )
-        if done.returncode:
-            raise RuntimeError(f"mediapipe_oracle.py failed:\n{done.stderr[-3000:]}")
+        import oracle_venv
+
+        oracle_venv.run(python, __file__, str(given), str(written))
         with np.load(written) as result:
             return {name: result[name] for name in result.files}
 

@@ -21,10 +21,7 @@ overflow it is not given to it (its outcome is ``None``).
 
 from __future__ import annotations
 
-import hashlib
 import json
-import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -32,52 +29,18 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 REQUIREMENTS = ROOT / "tests" / "pyopenjtalk_oracle_requirements.txt"
-VENV = ROOT / "build" / "venv-pyopenjtalk"
-#: Written into the venv last, with the hash of the requirements it was made from.
-STAMP = VENV / "wasinn-requirements.sha256"
 #: pyopenjtalk's buffer for text2mecab's output (openjtalk.pyx: ``char buff[8192]``).
 BUFFER = 8192
 
 
-class Unavailable(Exception):
-    """The venv could not be made (no network, no compiler, ...)."""
-
-
-def _python() -> Path:
-    return VENV / "bin" / "python"
-
-
 def ensure_venv() -> Path:
-    """The venv's Python, making the venv first when it is missing or was made
-    from another requirements list. Raises ``Unavailable`` with pip's words."""
-    digest = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()
-    if STAMP.exists() and STAMP.read_text().strip() == digest and _python().exists():
-        return _python()
-    shutil.rmtree(VENV, ignore_errors=True)
-    VENV.parent.mkdir(parents=True, exist_ok=True)
-    pip = [str(_python()), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-           "--no-deps"]  # fmt: skip
-    wanted = [line.split("#")[0].strip() for line in REQUIREMENTS.read_text().splitlines()]
-    pyopenjtalk = [w for w in wanted if w.startswith("pyopenjtalk==")]
-    tools = [w for w in wanted if w and not w.startswith("pyopenjtalk==")]
-    steps = {
-        "python -m venv": [sys.executable, "-m", "venv", str(VENV)],
-        "pip install (build tools, numpy, tqdm)": [*pip, *tools],
-        "pip install pyopenjtalk (built from its sdist)": [*pip, "--no-build-isolation",
-                                                            *pyopenjtalk],
-        "import pyopenjtalk.openjtalk": [str(_python()), "-I", "-c",
-                                         "import pyopenjtalk.openjtalk"],
-    }  # fmt: skip
-    for what, step in steps.items():
-        done = subprocess.run(step, capture_output=True, text=True)
-        if done.returncode:
-            shutil.rmtree(VENV, ignore_errors=True)
-            raise Unavailable(
-                f"{what} failed (exit {done.returncode}): "
-                f"{(done.stderr or done.stdout).strip()[-1500:]}"
-            )
-    STAMP.write_text(digest + "\n")
-    return _python()
+    """The pyopenjtalk venv's Python (made on first use by ``oracle_venv``,
+    which raises ``oracle_venv.Unavailable`` when it cannot be made)."""
+    import oracle_venv  # not needed in the script's own run, in the venv
+
+    return oracle_venv.ensure(
+        "pyopenjtalk", REQUIREMENTS, "import pyopenjtalk.openjtalk", from_source="pyopenjtalk"
+    )
 
 
 def frontend(dictionary: Path, texts: list[str]) -> list[list[dict[str, Any]] | None]:
@@ -87,14 +50,9 @@ def frontend(dictionary: Path, texts: list[str]) -> list[list[dict[str, Any]] | 
     with tempfile.TemporaryDirectory() as tmp:
         given, written = Path(tmp) / "texts.json", Path(tmp) / "out.json"
         given.write_text(json.dumps(texts))
-        done = subprocess.run(
-            # -I: tests/ is not put on the path (its modules would shadow others').
-            [str(python), "-I", __file__, str(dictionary), str(given), str(written)],
-            capture_output=True,
-            text=True,
-        )
-        if done.returncode:
-            raise RuntimeError(f"pyopenjtalk_oracle.py failed:\n{done.stderr[-3000:]}")
+        import oracle_venv
+
+        oracle_venv.run(python, __file__, str(dictionary), str(given), str(written))
         result: list[list[dict[str, Any]] | None] = json.loads(written.read_text())
         return result
 

@@ -19,7 +19,6 @@ where misaki's rules fail on it).
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -40,13 +39,7 @@ def ask(sentences: list[str], numbers: list[str], kana: list[str]) -> dict[str, 
             json.dumps({"sentences": sentences, "numbers": numbers, "kana": kana}),
             encoding="utf-8",
         )
-        done = subprocess.run(
-            [str(python), "-I", __file__, str(question), str(answer)],
-            capture_output=True,
-            text=True,
-        )
-        if done.returncode:
-            raise RuntimeError(f"speak_oracle.py failed:\n{done.stderr[-3000:]}")
+        oracle_venv.run(python, __file__, str(question), str(answer))
         result: dict[str, Any] = json.loads(answer.read_text(encoding="utf-8"))
         return result
 

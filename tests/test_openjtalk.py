@@ -49,11 +49,12 @@ def openjtalk() -> Any:
 
 @pytest.fixture(scope="module")
 def oracle() -> Any:
+    import oracle_venv
     import pyopenjtalk_oracle
 
     try:
         pyopenjtalk_oracle.ensure_venv()
-    except pyopenjtalk_oracle.Unavailable as exc:
+    except oracle_venv.Unavailable as exc:
         pytest.skip(f"the pyopenjtalk 0.4.1 venv (build/venv-pyopenjtalk) cannot be made: {exc}")
     return pyopenjtalk_oracle
 
