@@ -26,6 +26,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -190,16 +191,28 @@ def _plain(pron: str) -> str:
 def _grouped(read: list[tuple[str, str]], known: frozenset[str]) -> list[tuple[str, str]]:
     """Runs of words whose surfaces together are a known word, as one word
     (the longest run from each position)."""
+    longest = _longest(known)
     out: list[tuple[str, str]] = []
     i = 0
     while i < len(read):
-        end = next(
-            (j for j in range(len(read), i, -1) if "".join(s for s, _ in read[i:j]) in known),
-            i + 1,
-        )
+        # Runs longer than the longest known word cannot be one: the search
+        # from each word stops there instead of joining every run to the end.
+        end, run = i + 1, ""
+        for j in range(i + 1, len(read) + 1):
+            run += read[j - 1][0]
+            if len(run) > longest:
+                break
+            if run in known:
+                end = j
         out.append(("".join(s for s, _ in read[i:end]), "".join(h for _, h in read[i:end])))
         i = end
     return out
+
+
+@functools.lru_cache(maxsize=4)
+def _longest(known: frozenset[str]) -> int:
+    """The length of the longest known word (once per word list)."""
+    return max(map(len, known), default=0)
 
 
 def _tokens(words: list[tuple[str, str]]) -> list[str]:
