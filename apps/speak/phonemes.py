@@ -173,15 +173,50 @@ def hiragana(text: str) -> str:
 def phonemes(words: Sequence[Word], known_words: frozenset[str]) -> str:
     """The phoneme string of a sentence's ``words``.
 
-    A symbol (pos 記号) is read as its own text; other words by their
-    pronunciation, without OpenJTalk's accent marks (’). ``known_words`` is
-    the word list whose entries are written without spaces inside.
+    A symbol (pos 記号) is read as its own text, unless that says nothing
+    and OpenJTalk gives it a reading in katakana (α アルファ, ＠ アット:
+    misaki drops these); other words by their pronunciation, without
+    OpenJTalk's accent marks (’). ``known_words`` is the word list whose
+    entries are written without spaces inside. Characters that nothing
+    reads (an emoji, hangul) are left out: ``unread`` names them.
     """
-    read = [(w.surface, hiragana(w.surface if w.pos == "記号" else _plain(w.pron))) for w in words]
+    read = [(w.surface, hiragana(_reading(w))) for w in words]
     tokens = _tokens(_grouped(read, known_words))
     text = re.sub(r"\s+", " ", "".join(tokens).strip()).replace("(", "«").replace(")", "»")
     # A glottal stop joins the word it ends or starts, except next to punctuation.
     return re.sub(r'(?<![!",.:;?»—…”]) (?=ʔ)|(?<=ʔ) (?!["«“])', "", text)
+
+
+def unread(words: Sequence[Word]) -> list[str]:
+    """The letters and symbols among ``words`` that ``phonemes`` can only
+    leave out (punctuation and spaces may be silent; these may not), in order.
+
+    >>> unread([Word("😀", "記号", "、"), Word("です", "助動詞", "デス’")])
+    ['😀']
+    """
+    missing = []
+    for word in words:
+        if not _says_something(_word(word.surface, hiragana(_reading(word)))):
+            missing += [c for c in word.surface if unicodedata.category(c)[0] not in "PZC"]
+    return missing
+
+
+def _reading(word: Word) -> str:
+    """What a word is read as (see ``phonemes``)."""
+    pron = _plain(word.pron)
+    if word.pos != "記号":
+        return pron
+    if _says_something(_word(word.surface, hiragana(word.surface))) or not _KATAKANA.fullmatch(pron):
+        return word.surface
+    return pron
+
+
+_KATAKANA = re.compile("[ァ-ヶー]+")
+
+
+def _says_something(sound: str) -> bool:
+    """Whether phonemes hold a sound (a letter), not only pauses and marks."""
+    return any(unicodedata.category(c)[0] == "L" for c in sound)
 
 
 def _plain(pron: str) -> str:
