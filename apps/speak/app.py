@@ -8,7 +8,9 @@
 
 Options: -o OUT.wav (default speech.wav), --voice one of jf_alpha (default),
 jf_gongitsune, jf_nezumi, jf_tebukuro, jm_kumo; --speed from 0.5 to 2.0
-(default 1.0); --stats prints one JSON line of timings after the WAV is written.
+(default 1.0); --stats prints one JSON line of timings after the WAV is written
+(seconds: setup_s reading the dictionary, word list and voices, model_s loading
+the model, first_audio_s and total_s from then on, audio_s of speech).
 Long text is read sentence by sentence (cut after 。！？!? and line breaks) and
 the audio written as each piece is made. A character without a reading (an
 emoji, hangul) is named and nothing is written; exit status 1 (2: bad usage).
@@ -84,7 +86,9 @@ def print_phonemes(speaker: speech.Speaker, path: str) -> int:
     return 1 if failed else 0
 
 
-def write_speech(speaker: speech.Speaker, text: str, out: str, voice: str, speed: float) -> dict[str, float]:
+def write_speech(
+    speaker: speech.Speaker, text: str, out: str, voice: str, speed: float
+) -> dict[str, float]:
     """Speak ``text`` into the WAV file ``out``, piece by piece; the timings
     (seconds of audio, and seconds until the first piece and in total)."""
     start = time.perf_counter()
@@ -122,13 +126,13 @@ def main(args: list[str]) -> int:
     started = time.perf_counter()
     try:
         speaker = speech.Speaker()
-        loaded = time.perf_counter() - started
+        setup = time.perf_counter() - started
         if "--phonemes" in options:
             return print_phonemes(speaker, options["--phonemes"])
         text = " ".join(words) if words else read_text(options.get("--text", "-"))
         out = options.get("-o", "speech.wav")
         speaker.model  # noqa: B018 - loaded here so that the timings below are the speech's
-        loaded = time.perf_counter() - started
+        model = time.perf_counter() - started - setup
         timings = write_speech(speaker, text, out, voice, speed)
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
@@ -139,7 +143,7 @@ def main(args: list[str]) -> int:
         file=sys.stderr,
     )
     if stats:
-        print_line(json.dumps({"load_s": loaded, **timings}))
+        print_line(json.dumps({"setup_s": setup, "model_s": model, **timings}))
     return 0
 
 

@@ -189,7 +189,8 @@ def phonemes(words: Sequence[Word], known_words: frozenset[str]) -> str:
 
 def unread(words: Sequence[Word]) -> list[str]:
     """The letters and symbols among ``words`` that ``phonemes`` can only
-    leave out (punctuation and spaces may be silent; these may not), in order.
+    leave out, in order (punctuation, spaces and ASCII's symbols may be
+    silent; other characters may not).
 
     >>> unread([Word("😀", "記号", "、"), Word("です", "助動詞", "デス’")])
     ['😀']
@@ -197,8 +198,18 @@ def unread(words: Sequence[Word]) -> list[str]:
     missing = []
     for word in words:
         if not _says_something(_word(word.surface, hiragana(_reading(word)))):
-            missing += [c for c in word.surface if unicodedata.category(c)[0] not in "PZC"]
+            missing += [c for c in word.surface if not _may_be_silent(c)]
     return missing
+
+
+def _may_be_silent(char: str) -> bool:
+    """Punctuation, spaces, and ASCII's symbols (OpenJTalk writes them full
+    width, and the hyphen as U+2212): the hyphens of 03-1234-5678 and the =
+    of 1ドル=150円 are passed over, as the reference does; other symbols
+    and letters (♪, →, é) have to be read."""
+    if unicodedata.category(char)[0] in "PZC" or char == "\u2212":
+        return True
+    return unicodedata.normalize("NFKC", char).isascii()
 
 
 def _reading(word: Word) -> str:
@@ -206,9 +217,8 @@ def _reading(word: Word) -> str:
     pron = _plain(word.pron)
     if word.pos != "記号":
         return pron
-    if _says_something(_word(word.surface, hiragana(word.surface))) or not _KATAKANA.fullmatch(pron):
-        return word.surface
-    return pron
+    says_itself = _says_something(_word(word.surface, hiragana(word.surface)))
+    return word.surface if says_itself or not _KATAKANA.fullmatch(pron) else pron
 
 
 _KATAKANA = re.compile("[ァ-ヶー]+")

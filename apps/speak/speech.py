@@ -121,6 +121,28 @@ def _pieces(phonemes: str, limit: int) -> Iterator[str]:
             yield stretch
 
 
+def readings(words: Sequence[Word]) -> list[Word]:
+    """OpenJTalk's words as the phoneme rules want them: without the words
+    that are only spaces (OpenJTalk reads the space before a spelled-out
+    number as a pause word, which would split a known word of misaki's list
+    such as は+せん), and with a word read as a lone long vowel (しよ+う read
+    シヨ+ー) joined to the word before it, whose vowel it lengthens.
+
+    >>> space = Word("\\u3000", "記号", "、")
+    >>> readings([Word("しよ", "動詞", "シヨ"), Word("う", "助動詞", "ー"), space])
+    [Word(surface='しよう', pos='動詞', pron='シヨー')]
+    """
+    out: list[Word] = []
+    for word in words:
+        if not word.surface.strip():
+            continue
+        if out and word.pron.startswith("ー") and out[-1].pos != "記号":
+            before = out.pop()
+            word = Word(before.surface + word.surface, before.pos, before.pron + word.pron)
+        out.append(word)
+    return out
+
+
 def trim(audio: Audio) -> Audio:
     """``audio`` without its quiet ends (below ``TRIM_LEVEL``), keeping
     ``TRIM_PAD`` samples of each; all quiet: unchanged."""
@@ -173,9 +195,9 @@ class Speaker:
         return self._model
 
     def words(self, sentence: str) -> list[Word]:
-        """The words OpenJTalk reads in a normalized sentence."""
+        """The words OpenJTalk reads in a normalized sentence (``readings``)."""
         read = _openjtalk.run_frontend(sentence)
-        return [Word(str(w["string"]), str(w["pos"]), str(w["pron"])) for w in read]
+        return readings([Word(str(w["string"]), str(w["pos"]), str(w["pron"])) for w in read])
 
     def phonemize(self, sentence: str) -> str:
         """A sentence's phonemes; ``UnreadableText`` names each character
@@ -194,7 +216,8 @@ class Speaker:
         if missing:
             names = ", ".join(f"{c!r} ({_name(c)})" for c in dict.fromkeys(missing))
             raise UnreadableText(
-                f"no reading for {names} in {sentence!r}: write it in kana or kanji, or leave it out"
+                f"no reading for {names} in {sentence!r}:"
+                " write it in kana or kanji, or leave it out"
             )
         return phonemes(words, self.known_words)
 

@@ -33,8 +33,13 @@ def header(rate: int, data_bytes: int | None) -> bytes:
     if riff > UNKNOWN:
         raise ValueError(f"{data_bytes} bytes of samples do not fit in a WAV file (4 GiB)")
     fmt = struct.pack("<HHIIHH", 1, 1, rate, rate * 2, 2, 16)  # PCM, mono, 16-bit
-    return b"RIFF" + struct.pack("<I", riff) + b"WAVEfmt " + struct.pack("<I", len(fmt)) + fmt + (
-        b"data" + struct.pack("<I", data)
+    return (
+        b"RIFF"
+        + struct.pack("<I", riff)
+        + b"WAVEfmt "
+        + struct.pack("<I", len(fmt))
+        + fmt
+        + (b"data" + struct.pack("<I", data))
     )
 
 
