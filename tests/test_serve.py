@@ -110,7 +110,8 @@ def test_health_reports_models_uptime_and_requests(server: Server) -> None:
         server.request("POST", "/digits", GOOD_PNG, "image/png")
         status, health = server.request("GET", "/health")
         assert status == 200 and health["status"] == "ok"
-        assert set(health["models"]) == {"digits", "textclass", "ocr"} and health["uptime_s"] >= 0
+        assert set(health["models"]) == {"digits", "textclass", "ocr", "speak"}
+        assert health["uptime_s"] >= 0
         if health["models"]["digits"]:
             break
     else:
@@ -139,10 +140,17 @@ def png(width: int, height: int) -> bytes:
 
 
 JSON = "application/json"
+
+
+def _speak(**fields: object) -> bytes:
+    """A /speak body (NaN as JSON's NaN, which json.loads takes)."""
+    return json.dumps(fields).encode()
+
+
 ERRORS = [
     # method, path, body, content type, status, words in the message
     ("GET", "/nope", None, None, 404, "no endpoint /nope"),
-    ("GET", "/", None, None, 404, "/digits, /health, /ocr, /textclass"),
+    ("GET", "/", None, None, 404, "/digits, /health, /ocr, /speak, /textclass"),
     ("GET", "/digits", None, None, 405, "/digits takes POST, not GET"),
     ("PUT", "/digits", GOOD_PNG, "image/png", 405, "takes POST, not PUT"),
     ("POST", "/health", b"", JSON, 405, "/health takes GET, not POST"),
@@ -169,6 +177,21 @@ ERRORS = [
      400, "nests 100001 levels deep"),
     ("POST", "/digits", png(1024, 1024), "image/png", 413, "1024x1024 = 1048576 pixels, more than"),
     ("POST", "/ocr", png(5000, 4000), "image/png", 413, "5000x4000 = 20000000 pixels, more than"),
+    # /speak: every error before the first byte of audio.
+    ("POST", "/speak", b'{"text": "  "}', JSON, 400, '"text" must be a non-empty string'),
+    ("POST", "/speak", b'{"voice": "jf_alpha"}', JSON, 400, '"text" must be a non-empty string'),
+    ("POST", "/speak", _speak(text="はい", voice="af_heart"), JSON, 400,
+     "unknown voice 'af_heart'; the voices are jf_alpha, jf_gongitsune"),
+    ("POST", "/speak", _speak(text="はい", speed=3), JSON, 400,
+     "speed must be from 0.5 to 2.0, not 3"),
+    ("POST", "/speak", _speak(text="はい", speed=True), JSON, 400, '"speed" must be a number'),
+    ("POST", "/speak", _speak(text="はい", speed=float("nan")), JSON, 400, "not nan"),
+    ("POST", "/speak", _speak(text="あ" * 501), JSON, 413,
+     '"text" has 501 characters; the limit is 500'),
+    ("POST", "/speak", _speak(text="はい♪"), JSON, 422,
+     "no reading for '♪' (U+266A EIGHTH NOTE)"),
+    ("POST", "/speak", b'"text"', JSON, 400, "must be a JSON object"),
+    ("POST", "/speak", b'{"text": "a"}', "text/plain", 415, "takes application/json"),
 ]  # fmt: skip
 
 
@@ -182,6 +205,48 @@ def test_each_error_answers_json_and_the_next_request_succeeds(
     assert isinstance(doc, dict) and list(doc) == ["error"] and words in doc["error"], doc
     status, doc = server.request("POST", "/digits", GOOD_PNG, "image/png")
     assert status == 200 and doc["top3"][0]["digit"] == 3
+
+
+SPEAK = ROOT / "apps" / "speak"
+# Four sentences, the first the shortest: its audio is on the wire while the
+# other three are still being made.
+SPEECH = (
+    "はい。3時に駅で会いましょう。新幹線は東京から大阪まで約2時間半で着きます。"
+    "明日の会議は午前10時からです。"
+)
+
+
+def test_speak_streams_the_commands_audio_sentence_by_sentence(
+    server: Server, tmp_path: Path
+) -> None:
+    """/speak answers the speak command's samples for the same text (after a
+    header with the streaming sizes), sent as each sentence is made: the first
+    sentence's audio arrives long before the last byte."""
+    import http.client
+
+    cli = run_component(SPEAK, SPEECH, "-o", "speech.wav", cwd=tmp_path, timeout=600)
+    assert cli.code == 0, cli.stderr
+    want = (tmp_path / "speech.wav").read_bytes()
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=600)
+    body = json.dumps({"text": SPEECH, "voice": "jf_alpha", "speed": 1.0}).encode()
+    conn.request("POST", "/speak", body=body, headers={"content-type": JSON})
+    response = conn.getresponse()
+    headers = {k.lower(): v for k, v in response.getheaders()}
+    started = time.perf_counter()  # the header comes after the model is loaded
+    data, first_audio = b"", None
+    while piece := response.read1(1 << 16):
+        data += piece
+        if first_audio is None and len(data) > 44:
+            first_audio = time.perf_counter() - started
+    total = time.perf_counter() - started
+    conn.close()
+    assert response.status == 200 and headers["content-type"] == "audio/wav"
+    assert "content-length" not in headers and headers.get("transfer-encoding") == "chunked"
+    assert data[:4] == b"RIFF" and data[4:8] == b"\xff\xff\xff\xff" and data[36:44] == (
+        b"data\xff\xff\xff\xff"
+    )
+    assert data[8:36] == want[8:36] and data[44:] == want[44:]
+    assert first_audio is not None and first_audio < 0.5 * total, (first_audio, total)
 
 
 def test_405_names_the_allowed_method(server: Server) -> None:

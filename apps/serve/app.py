@@ -7,18 +7,28 @@
     POST /ocr        a PNG or JPEG (up to MAX_IMAGE_BYTES)
                      -> {"lines": [{"box": [[x, y] x 4], "text": ..., "score": ...}],
                          "ms": ..., "stages": {...}}   (the ocr app's --json, per image)
+    POST /speak      {"text": "...", "voice": "jf_alpha", "speed": 1.0} (voice and speed
+                     optional) -> audio/wav, 24 kHz mono 16-bit, streamed: each
+                     sentence's audio is sent as soon as it is made (the speak app)
     GET  /health     -> {"status": "ok", "models": {"digits": true, "textclass": false, ...},
                          "uptime_s": 12.5, "requests": 1234, "instance": "9f2c01ab"}
 
 Errors are JSON {"error": "..."}: 400 bad body (including JSON nested deeper than
-jsonbody.MAX_DEPTH), 404 unknown path, 405 wrong method, 413 body over MAX_BODY_BYTES
-(MAX_IMAGE_BYTES for /ocr) or an image declaring more pixels than its endpoint takes,
-415 wrong Content-Type, 500 anything unexpected.
+jsonbody.MAX_DEPTH; for /speak empty text, an unknown voice, a speed outside
+speech.MIN_SPEED..MAX_SPEED), 404 unknown path, 405 wrong method, 413 body over
+MAX_BODY_BYTES (MAX_IMAGE_BYTES for /ocr), an image declaring more pixels than
+its endpoint takes or text over MAX_SPEAK_CHARS, 415 wrong Content-Type, 422 text
+with a character that has no reading (named in the error), 500 anything
+unexpected. /speak reads the whole text before the answer starts, so every such
+error comes before the first byte of audio; a failure after that can only end
+the stream early (and is logged).
 Run it with `./build.sh serve serve [--port P] [--reuse N]` (docs/serving.md).
 
 Models load on the first request that needs them and stay loaded for every later
-request this instance serves (with --reuse N, up to N requests). Adding an
-endpoint is a function from the body to a JSON-able dict, plus a line in ROUTES.
+request this instance serves (with --reuse N, up to N requests; /speak's model
+takes seconds to load, so serve it with --reuse). Adding an endpoint is a
+function from the body to a JSON-able dict (or to a ``Stream``), plus a line in
+ROUTES.
 """
 
 from __future__ import annotations
@@ -27,14 +37,16 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 import digits
 import jsonbody
 import pipeline
+import speech
 import textclass
+import wav
 from componentize_py_types import Err, Ok
 from tokenizer import WordPiece
 from wit_world import exports
@@ -58,6 +70,9 @@ MAX_TEXTCLASS_ITEMS = 64
 READ_CHUNK = 64 << 10
 # wasi:io's blocking-write-and-flush takes at most 4096 bytes per call.
 WRITE_CHUNK = 4096
+# The longest /speak text, in characters: about a minute and a half of speech,
+# which takes the host tens of seconds to make.
+MAX_SPEAK_CHARS = 500
 
 # The used apps' folders are mapped to /apps/NAME (build.txt, `./build.sh serve`).
 DIGITS_MODEL = "/apps/digits/model/digits.xml"
@@ -101,8 +116,19 @@ def _load_textclass() -> tuple[Model, WordPiece]:
 DIGITS = Lazy(lambda: Model.load(DIGITS_MODEL))
 TEXTCLASS = Lazy(_load_textclass)
 OCR = Lazy(lambda: pipeline.Reader(pipeline.MODELS))
+SPEAKER = Lazy(speech.Speaker)
 # What /health reports.
-MODELS: dict[str, Lazy[object]] = {"digits": DIGITS, "textclass": TEXTCLASS, "ocr": OCR}
+MODELS: dict[str, Lazy[object]] = {
+    "digits": DIGITS, "textclass": TEXTCLASS, "ocr": OCR, "speak": SPEAKER,
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Stream:
+    """An answer sent piece by piece as it is made: its Content-Type and the pieces."""
+
+    content_type: str
+    pieces: Iterator[bytes]
 
 
 class Stats:
@@ -173,6 +199,49 @@ def answer_ocr(body: bytes) -> dict[str, object]:
     return {"lines": reading.json_lines(), "ms": ms, "stages": stages}
 
 
+def answer_speak(body: bytes) -> Stream:
+    try:
+        doc = jsonbody.parse(body)
+    except jsonbody.BadJSON as e:
+        raise HttpError(400, str(e)) from None
+    if not isinstance(doc, dict):
+        raise HttpError(
+            400, 'the body must be a JSON object {"text": "...", "voice": ..., "speed": ...}'
+        )
+    text, voice = doc.get("text"), doc.get("voice", speech.DEFAULT_VOICE)
+    speed = doc.get("speed", 1.0)
+    if not isinstance(text, str) or not text.strip():
+        raise HttpError(400, '"text" must be a non-empty string')
+    if len(text) > MAX_SPEAK_CHARS:
+        raise HttpError(413, f'"text" has {len(text)} characters; the limit is {MAX_SPEAK_CHARS}')
+    if not isinstance(voice, str):
+        raise HttpError(400, f'"voice" must be a string, one of {", ".join(speech.VOICES)}')
+    if isinstance(speed, bool) or not isinstance(speed, int | float):
+        raise HttpError(
+            400, f'"speed" must be a number from {speech.MIN_SPEED} to {speech.MAX_SPEED}'
+        )
+    try:
+        speech.check_voice(voice)
+        speech.check_speed(speed)
+    except ValueError as e:
+        raise HttpError(400, str(e)) from None
+    speaker = SPEAKER.get()  # a failure here is the server's (500), not the request's
+    try:
+        planned = speaker.plan(text)
+    except speech.UnreadableText as e:
+        raise HttpError(422, str(e)) from None
+    except speech.SentenceTooLong as e:
+        raise HttpError(413, str(e)) from None
+    speaker.model  # noqa: B018 - loaded before the answer starts: a failure is still a 500
+
+    def pieces() -> Iterator[bytes]:
+        yield wav.header(speech.SAMPLE_RATE, None)
+        for audio in speaker.speak_chunks(planned, voice, float(speed)):
+            yield wav.pcm16(audio)
+
+    return Stream("audio/wav", pieces())
+
+
 def answer_health(body: bytes) -> dict[str, object]:
     started = Stats.started if Stats.started is not None else time.monotonic()
     return {
@@ -191,7 +260,7 @@ class Route:
 
     method: str
     content_types: tuple[str, ...]
-    answer: Callable[[bytes], dict[str, object]]
+    answer: Callable[[bytes], dict[str, object] | Stream]
     limit: int = MAX_BODY_BYTES
 
 
@@ -199,6 +268,7 @@ ROUTES = {
     "/digits": Route("POST", ("image/png", "image/jpeg"), answer_digits),
     "/textclass": Route("POST", ("application/json",), answer_textclass),
     "/ocr": Route("POST", ("image/png", "image/jpeg"), answer_ocr, MAX_IMAGE_BYTES),
+    "/speak": Route("POST", ("application/json",), answer_speak),
     "/health": Route("GET", (), answer_health),
 }
 
@@ -242,7 +312,7 @@ def read_body(request: types.IncomingRequest, limit: int) -> bytes:
     return b"".join(parts)
 
 
-def dispatch(request: types.IncomingRequest) -> dict[str, object]:
+def dispatch(request: types.IncomingRequest) -> dict[str, object] | Stream:
     path = (request.path_with_query() or "/").split("?", 1)[0]
     route = ROUTES.get(path)
     if route is None:
@@ -264,18 +334,28 @@ def dispatch(request: types.IncomingRequest) -> dict[str, object]:
 def respond(
     out: types.ResponseOutparam,
     status: int,
-    payload: dict[str, object],
+    payload: dict[str, object] | Stream,
     extra: tuple[tuple[str, bytes], ...] = (),
 ) -> None:
-    data = json.dumps(payload).encode()
-    fields = [("content-type", b"application/json"), ("content-length", b"%d" % len(data))]
+    """Send the answer: JSON whole, with its length; a Stream piece by piece, each
+    flushed to the client as soon as it is made (no length: chunked on the wire)."""
+    if isinstance(payload, Stream):
+        fields, pieces = [("content-type", payload.content_type.encode())], payload.pieces
+    else:
+        data = json.dumps(payload).encode()
+        fields = [("content-type", b"application/json"), ("content-length", b"%d" % len(data))]
+        pieces = iter([data])
     response = types.OutgoingResponse(types.Fields.from_list([*fields, *extra]))
     response.set_status_code(status)
     body = response.body()
     types.ResponseOutparam.set(out, Ok(response))
+    # A piece that fails to come (the host failing mid-speech) raises out of here
+    # before finish: the body is then dropped unfinished, which wasmtime passes on
+    # as a broken response instead of a short one that looks complete.
     with body.write() as stream:
-        for start in range(0, len(data), WRITE_CHUNK):
-            stream.blocking_write_and_flush(data[start : start + WRITE_CHUNK])
+        for piece in pieces:
+            for start in range(0, len(piece), WRITE_CHUNK):
+                stream.blocking_write_and_flush(piece[start : start + WRITE_CHUNK])
     types.OutgoingBody.finish(body, None)
 
 
