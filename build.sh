@@ -49,7 +49,7 @@ usage: ./build.sh [COMMAND] [ARGS]
                        C extension modules (done by all commands)
   bench [--quick] [--only NAME]
                        benchmark guest vs native and wasinn vs raw bindings; writes bench/results/
-                       (--only fused_ir: that case alone, in seconds; bench/README.md)
+                       (--only fused_ir|speech: that case alone; bench/README.md)
   soak [PYTEST_ARGS]   100,000 HTTP requests to a reusing `wasmtime serve` (no failure, flat RSS),
                        then leak checks in one component: 100,000 VAD steps, 1,000
                        load-run-close cycles, 10,000 load-run-del cycles (no close(), no gc)
@@ -589,11 +589,13 @@ case "$cmd" in
     ;;
   bench)
     setup
-    # A case run alone (--only NAME: a case of the benchmark guest's) needs only that guest.
+    # A case run alone (--only NAME) needs only its own component: the benchmark
+    # guest's cases that one, and `--only speech` the speak app, which its first
+    # `./build.sh run` builds.
     if [[ " $* " == *" --only"[=\ ]* ]]; then
-      build "$ROOT/bench/bench_guest"
+      [[ " $* " == *[=\ ]"speech "* ]] || build "$ROOT/bench/bench_guest"
     else
-      build "$ROOT/apps/digits" "$ROOT/apps/vad" "$ROOT/apps/textclass" "$ROOT/apps/ocr" "$ROOT/bench/bench_guest"
+      build "$ROOT/apps/digits" "$ROOT/apps/vad" "$ROOT/apps/textclass" "$ROOT/apps/ocr" "$ROOT/apps/speak" "$ROOT/bench/bench_guest"
     fi
     cd "$ROOT"
     exec "$VENV/bin/python" bench/run.py "$@"

