@@ -13,7 +13,8 @@ jf_gongitsune, jf_nezumi, jf_tebukuro, jm_kumo; --speed from 0.5 to 2.0
 the model, first_audio_s and total_s from then on, audio_s of speech).
 Long text is read sentence by sentence (cut after 。！？!? and line breaks) and
 the audio written as each piece is made. A character without a reading (an
-emoji, hangul) is named and nothing is written; exit status 1 (2: bad usage).
+emoji, hangul) is named and nothing is written; any failure exits with status 1
+(a component's exit status is 0 or 1).
 The model and data are read from /models/speak and /models/openjtalk
 (prepared by build.sh from PyPI and Debian).
 """

@@ -194,12 +194,26 @@ def unread(words: Sequence[Word]) -> list[str]:
 
     >>> unread([Word("😀", "記号", "、"), Word("です", "助動詞", "デス’")])
     ['😀']
+    >>> unread([Word("ｃａｆé", "フィラー", "シーエーエフ")])
+    ['é']
     """
     missing = []
     for word in words:
-        if not _says_something(_word(word.surface, hiragana(_reading(word)))):
+        if not says_something(_word(word.surface, hiragana(_reading(word)))):
             missing += [c for c in word.surface if not _may_be_silent(c)]
+        elif len(word.surface) > 1:
+            # OpenJTalk spells unknown Latin words letter by letter and passes
+            # over the letters it has no name for (the é of café): a character
+            # read alone (α アルファ) is a word of its own.
+            missing += [c for c in word.surface if not (_may_be_silent(c) or _spelled(c))]
     return missing
+
+
+def _spelled(char: str) -> bool:
+    """Kana, kanji and ASCII (full width too): what a longer word is read in."""
+    if unicodedata.normalize("NFKC", char).isascii() or char in "ー々〆ヶヵ":
+        return True
+    return unicodedata.name(char, "").startswith(("CJK ", "HIRAGANA ", "KATAKANA "))
 
 
 def _may_be_silent(char: str) -> bool:
@@ -217,15 +231,19 @@ def _reading(word: Word) -> str:
     pron = _plain(word.pron)
     if word.pos != "記号":
         return pron
-    says_itself = _says_something(_word(word.surface, hiragana(word.surface)))
+    says_itself = says_something(_word(word.surface, hiragana(word.surface)))
     return word.surface if says_itself or not _KATAKANA.fullmatch(pron) else pron
 
 
 _KATAKANA = re.compile("[ァ-ヶー]+")
 
 
-def _says_something(sound: str) -> bool:
-    """Whether phonemes hold a sound (a letter), not only pauses and marks."""
+def says_something(sound: str) -> bool:
+    """Whether phonemes hold a sound (a letter), not only pauses and marks.
+
+    >>> says_something("..."), says_something("hai.")
+    (False, True)
+    """
     return any(unicodedata.category(c)[0] == "L" for c in sound)
 
 

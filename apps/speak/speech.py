@@ -34,7 +34,7 @@ from pathlib import Path
 import _openjtalk
 import numpy as np
 import numpy.typing as npt
-from phonemes import Word, known_words, normalize, phonemes, unread
+from phonemes import Word, known_words, normalize, phonemes, says_something, unread
 
 from wasinn import Model
 
@@ -246,8 +246,12 @@ class Speaker:
 
     def plan(self, text: str) -> list[str]:
         """Every chunk of ``text``'s phonemes, in order: all of its reading done
-        (and every error raised) before any audio is made."""
-        return [c for s in sentences(text) for c in chunks(self.phonemize(s))]
+        (and every error raised) before any audio is made. ``UnreadableText``
+        also for text with nothing to say (empty, or only spaces and marks)."""
+        planned = [c for s in sentences(text) for c in chunks(self.phonemize(s))]
+        if not any(map(says_something, planned)):
+            raise UnreadableText(f"nothing to say in {text[:40]!r}: the text has no words")
+        return planned
 
     def speak(self, text: str, voice: str = DEFAULT_VOICE, speed: float = 1.0) -> Iterator[Audio]:
         """``text``'s audio, one piece per chunk, with the pause before each

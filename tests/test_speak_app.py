@@ -1,0 +1,130 @@
+"""The speak app's text handling (apps/speak/speech.py, wav.py) natively, and
+its command line in a real component: sentences, chunks of at most
+MAX_TOKENS, the WAV format, and every bad input a clear message, never a trap.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+import wave
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import ROOT, build_app, run_component
+
+SPEAK = ROOT / "apps" / "speak"
+MODELS = ROOT / "build" / "models"
+
+
+@pytest.fixture(scope="module")
+def speech() -> Any:
+    build_app(SPEAK)
+    sys.path.insert(0, str(SPEAK))
+    import speech
+
+    return speech
+
+
+@pytest.fixture(scope="module")
+def speaker(speech: Any) -> Any:
+    """Reading only: the model is never loaded by these tests."""
+    return speech.Speaker(str(MODELS / "speak"), str(MODELS / "openjtalk" / "naist-jdic"))
+
+
+def test_sentences_are_cut_after_their_ends(speech: Any) -> None:
+    want = ["はい。", "そう？", "ええ！", "ok!", "つぎ"]
+    assert speech.sentences("はい。そう？ええ！ok!\nつぎ") == want
+    assert speech.sentences(" \n。 ") == ["。"]
+    assert speech.sentences("") == []
+
+
+def test_chunks_are_at_most_the_limit_and_lose_nothing(speech: Any) -> None:
+    words = [f"w{i:03d}" + "a" * (i % 7) for i in range(400)]
+    text = " ".join(w + ("," if i % 13 == 12 else "") for i, w in enumerate(words))
+    pieces = speech.chunks(text)
+    assert len(pieces) > 1 and all(0 < len(p) <= speech.MAX_TOKENS for p in pieces)
+    assert " ".join(pieces).split() == text.split()  # every word, in order, none cut
+    assert speech.chunks("a" * 1200, limit=500) == ["a" * 500, "a" * 500, "a" * 200]
+    assert speech.chunks("") == []
+
+
+def test_a_long_sentence_becomes_chunks_the_model_takes(speaker: Any, speech: Any) -> None:
+    sentence = "、".join(["東京から大阪まで新幹線で行きます"] * 40) + "。"
+    planned = speaker.plan(sentence)
+    assert len(planned) >= 3
+    assert all(len(speaker.tokens(c)) <= speech.MAX_TOKENS for c in planned)
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("😀です", "'😀' (U+1F600 GRINNING FACE)"),
+        ("한국어", "'한' (U+D55C HANGUL SYLLABLE HAN)"),
+        ("今日は♪", "'♪' (U+266A EIGHTH NOTE)"),
+        ("straße", "'ß' (U+00DF LATIN SMALL LETTER SHARP S)"),
+        ("。・。", "nothing to say"),
+    ],
+)
+def test_text_without_a_reading_names_the_character(
+    speaker: Any, speech: Any, text: str, words: str
+) -> None:
+    with pytest.raises(speech.UnreadableText) as raised:
+        speaker.plan(text)
+    assert words in str(raised.value)
+
+
+def test_symbols_with_a_reading_are_read_and_ascii_marks_may_be_silent(speaker: Any) -> None:
+    assert speaker.phonemize("αとβ") == "aɾɯɸa to beːta"
+    assert "ʔto" in speaker.phonemize("a@b")  # ＠ アット
+    assert speaker.phonemize("03-1234") == speaker.phonemize("03 1234")
+
+
+def test_a_sentence_over_openjtalks_limit_is_refused(speaker: Any, speech: Any) -> None:
+    with pytest.raises(speech.SentenceTooLong, match="end sentences with 。"):
+        speaker.phonemize("あ" * 3000)
+
+
+def test_bad_voice_and_speed_are_refused(speech: Any) -> None:
+    with pytest.raises(ValueError, match="unknown voice 'x'; the voices are jf_alpha"):
+        speech.check_voice("x")
+    for speed in (0.49, 2.01, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="speed must be from 0.5 to 2.0"):
+            speech.check_speed(speed)
+
+
+def test_wav_header_and_samples_read_back(speech: Any) -> None:
+    sys.path.insert(0, str(SPEAK))
+    import wav
+
+    audio = np.array([0.0, 0.25, -0.5, 1.5, -2.0], np.float32)
+    data = wav.pcm16(audio)
+    with wave.open(io.BytesIO(wav.header(24_000, len(data)) + data)) as w:
+        assert (w.getnchannels(), w.getsampwidth(), w.getframerate()) == (1, 2, 24_000)
+        got = np.frombuffer(w.readframes(w.getnframes()), "<i2")
+    assert got.tolist() == [0, 8191, -16383, 32767, -32767]
+    streamed = bytearray(wav.header(24_000, None) + data)
+    for offset, value in wav.sizes_at(len(data)):
+        streamed[offset : offset + len(value)] = value
+    assert bytes(streamed) == wav.header(24_000, len(data)) + data
+
+
+@pytest.mark.integration
+def test_the_command_writes_speech_and_refuses_bad_input(tmp_path: Path) -> None:
+    (tmp_path / "text.txt").write_text("はい、そうです。\nいいえ。", encoding="utf-8")
+    done = run_component(SPEAK, "--text", "text.txt", "-o", "a.wav", cwd=tmp_path, timeout=600)
+    assert done.code == 0, done.stderr
+    with wave.open(str(tmp_path / "a.wav")) as w:
+        assert w.getframerate() == 24_000 and 1.0 < w.getnframes() / 24_000 < 5.0
+    bad = run_component(SPEAK, "今日は😀です。", "-o", "b.wav", cwd=tmp_path)
+    bad.assert_no_trap()
+    assert bad.code == 1 and "U+1F600 GRINNING FACE" in bad.stderr
+    assert not (tmp_path / "b.wav").exists()  # read whole before the file is made
+    usage = run_component(SPEAK, "はい", "--voice", "nobody", cwd=tmp_path)
+    assert usage.code == 1 and "unknown voice 'nobody'" in usage.stderr
+    (tmp_path / "lines.txt").write_text("はい\n♪\nいいえ\n", encoding="utf-8")
+    lines = run_component(SPEAK, "--phonemes", "lines.txt", cwd=tmp_path)
+    assert lines.code == 1 and lines.stdout.splitlines() == ["hai", "", "iːe"]
+    assert "lines.txt:2:" in lines.stderr and "U+266A" in lines.stderr
