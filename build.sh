@@ -546,6 +546,11 @@ demo() {
   echo "== resizing, cropping and normalising run on the host as GraphBuilder graphs fused into the models"
   cd "$ROOT/apps/ocr"
   run_app "$ROOT/apps/ocr" samples/receipt.png
+  build "$ROOT/apps/speak"
+  echo
+  echo "== speak: Kokoro-82M speaking Japanese (OpenJTalk reads the text inside the component), into build/demo_speech.wav"
+  cd "$BUILD"
+  run_app "$ROOT/apps/speak" "今日はいい天気ですね。3時に駅で会いましょう。" -o demo_speech.wav
 }
 
 # The onnx package's node test cases through wasinn in one component and
