@@ -69,6 +69,40 @@ def request(
     return response.status, doc, got
 
 
+@dataclass
+class Streamed:
+    """A streamed answer and when its parts arrived, in seconds from the request:
+    ``header_s`` the status line and headers, ``first_s`` the first ``skip``
+    bytes of body past (e.g. a WAV header: the first audio), ``total_s`` the end."""
+
+    status: int
+    headers: dict[str, str]
+    data: bytes
+    header_s: float
+    first_s: float
+    total_s: float
+
+
+def stream(port: int, path: str, body: bytes, content_type: str, skip: int = 0) -> Streamed:
+    """POST ``body`` and read the answer as it comes (bounded by a 10-minute timeout)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+    try:
+        start = time.perf_counter()
+        conn.request("POST", path, body=body, headers={"content-type": content_type})
+        response = conn.getresponse()
+        header = time.perf_counter() - start
+        data, first = b"", None
+        while piece := response.read1(1 << 16):
+            data += piece
+            if first is None and len(data) > skip:
+                first = time.perf_counter() - start
+        total = time.perf_counter() - start
+        headers = {k.lower(): v for k, v in response.getheaders()}
+    finally:
+        conn.close()
+    return Streamed(response.status, headers, data, header, first or total, total)
+
+
 def openvino_libs() -> Path:
     """The openvino wheel's libs folder in .venv (build.sh setup links libopenvino_c.so there)."""
     import openvino

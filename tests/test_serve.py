@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from conftest import ROOT, run_component
-from serve_host import Nginx, Server, hey, nginx_binary
+from serve_host import Nginx, Server, hey, nginx_binary, stream
 
 pytestmark = pytest.mark.integration
 
@@ -222,31 +222,21 @@ def test_speak_streams_the_commands_audio_sentence_by_sentence(
     """/speak answers the speak command's samples for the same text (after a
     header with the streaming sizes), sent as each sentence is made: the first
     sentence's audio arrives long before the last byte."""
-    import http.client
-
     cli = run_component(SPEAK, SPEECH, "-o", "speech.wav", cwd=tmp_path, timeout=600)
     assert cli.code == 0, cli.stderr
     want = (tmp_path / "speech.wav").read_bytes()
-    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=600)
     body = json.dumps({"text": SPEECH, "voice": "jf_alpha", "speed": 1.0}).encode()
-    conn.request("POST", "/speak", body=body, headers={"content-type": JSON})
-    response = conn.getresponse()
-    headers = {k.lower(): v for k, v in response.getheaders()}
-    started = time.perf_counter()  # the header comes after the model is loaded
-    data, first_audio = b"", None
-    while piece := response.read1(1 << 16):
-        data += piece
-        if first_audio is None and len(data) > 44:
-            first_audio = time.perf_counter() - started
-    total = time.perf_counter() - started
-    conn.close()
-    assert response.status == 200 and headers["content-type"] == "audio/wav"
-    assert "content-length" not in headers and headers.get("transfer-encoding") == "chunked"
+    got = stream(server.port, "/speak", body, JSON, skip=44)
+    assert got.status == 200 and got.headers["content-type"] == "audio/wav"
+    assert "content-length" not in got.headers and got.headers["transfer-encoding"] == "chunked"
+    data = got.data
     assert data[:4] == b"RIFF" and data[4:8] == b"\xff\xff\xff\xff" and data[36:44] == (
         b"data\xff\xff\xff\xff"
     )
     assert data[8:36] == want[8:36] and data[44:] == want[44:]
-    assert first_audio is not None and first_audio < 0.5 * total, (first_audio, total)
+    # From the headers on (they come after the model is loaded and the text read).
+    first, total = got.first_s - got.header_s, got.total_s - got.header_s
+    assert first < 0.5 * total, (first, total)
 
 
 def test_405_names_the_allowed_method(server: Server) -> None:

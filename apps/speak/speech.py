@@ -41,7 +41,10 @@ from wasinn import Model
 #: Where build.sh puts the model and its data (prepare.py), as the component sees it.
 MODELS = "/models/speak"
 DICTIONARY = "/models/openjtalk/naist-jdic"
-MODEL_FILE = "kokoro-v1.0.int8.onnx"
+#: Kokoro-82M as prepare.py rewrites it for OpenVINO (fast_model.py): IR with
+#: int8 weights dequantized in the graph, instead of the shipped int8 ONNX,
+#: whose run-time activation quantization OpenVINO runs slowly.
+MODEL_FILE = "kokoro-v1.0.fast.xml"
 SAMPLE_RATE = 24_000
 #: The voices of voices_ja.npz (jf: female, jm: male).
 VOICES = ("jf_alpha", "jf_gongitsune", "jf_nezumi", "jf_tebukuro", "jm_kumo")
@@ -178,7 +181,7 @@ class Speaker:
         self, folder: str = MODELS, dictionary: str = DICTIONARY, model: str = MODEL_FILE
     ) -> None:
         root = Path(folder)
-        self._model_path = root / model
+        self.model_path = root / model
         self._model: Model | None = None
         vocab = json.loads((root / "vocab.json").read_text(encoding="utf-8"))["vocab"]
         self.vocab: dict[str, int] = {str(k): int(v) for k, v in vocab.items()}
@@ -191,7 +194,7 @@ class Speaker:
     @property
     def model(self) -> Model:
         if self._model is None:
-            self._model = Model.load(str(self._model_path))
+            self._model = Model.load(str(self.model_path))
         return self._model
 
     def words(self, sentence: str) -> list[Word]:
