@@ -134,7 +134,7 @@ def prepare_kokoro(speak: Path) -> None:
 
 
 FAST = "kokoro-v1.0.fast.xml"
-FAST_WEIGHTS = "int8"
+FAST_WEIGHTS: fast_model.Weights = "int8"
 
 
 def prepare_fast_model(speak: Path) -> None:
