@@ -191,6 +191,7 @@ ERRORS = [
     ("POST", "/speak", _speak(text="はい♪"), JSON, 422,
      "no reading for '♪' (U+266A EIGHTH NOTE)"),
     ("POST", "/speak", b'"text"', JSON, 400, "must be a JSON object"),
+    ("POST", "/speak", b'{"text": "\\ud800"}', JSON, 422, "half of a UTF-16 pair"),
     ("POST", "/speak", b'{"text": "a"}', "text/plain", 415, "takes application/json"),
 ]  # fmt: skip
 

@@ -1,4 +1,4 @@
-"""The speak app's text handling (apps/speak/speech.py, wav.py) natively, and
+"""The speak app's text handling (apps/speak/speech.py, wav_writer.py) natively, and
 its command line in a real component: sentences, chunks of at most
 MAX_TOKENS, the WAV format, and every bad input a clear message, never a trap.
 """
@@ -66,6 +66,7 @@ def test_a_long_sentence_becomes_chunks_the_model_takes(speaker: Any, speech: An
         ("今日は♪", "'♪' (U+266A EIGHTH NOTE)"),
         ("straße", "'ß' (U+00DF LATIN SMALL LETTER SHARP S)"),
         ("。・。", "nothing to say"),
+        ("はい\ud800", "U+D800 is half of a UTF-16 pair"),
     ],
 )
 def test_text_without_a_reading_names_the_character(
@@ -97,18 +98,18 @@ def test_bad_voice_and_speed_are_refused(speech: Any) -> None:
 
 def test_wav_header_and_samples_read_back(speech: Any) -> None:
     sys.path.insert(0, str(SPEAK))
-    import wav
+    import wav_writer
 
     audio = np.array([0.0, 0.25, -0.5, 1.5, -2.0], np.float32)
-    data = wav.pcm16(audio)
-    with wave.open(io.BytesIO(wav.header(24_000, len(data)) + data)) as w:
+    data = wav_writer.pcm16(audio)
+    with wave.open(io.BytesIO(wav_writer.header(24_000, len(data)) + data)) as w:
         assert (w.getnchannels(), w.getsampwidth(), w.getframerate()) == (1, 2, 24_000)
         got = np.frombuffer(w.readframes(w.getnframes()), "<i2")
     assert got.tolist() == [0, 8191, -16383, 32767, -32767]
-    streamed = bytearray(wav.header(24_000, None) + data)
-    for offset, value in wav.sizes_at(len(data)):
+    streamed = bytearray(wav_writer.header(24_000, None) + data)
+    for offset, value in wav_writer.sizes_at(len(data)):
         streamed[offset : offset + len(value)] = value
-    assert bytes(streamed) == wav.header(24_000, len(data)) + data
+    assert bytes(streamed) == wav_writer.header(24_000, len(data)) + data
 
 
 @pytest.mark.integration

@@ -46,7 +46,7 @@ def speaker(speech: Any, ov_host: Any) -> Any:
 def test_component_audio_equals_native_openvino_bit_for_bit(
     speech: Any, speaker: Any, tmp_path: Path
 ) -> None:
-    import wav
+    import wav_writer
 
     done = run_component(SPEAK, TEXT, "-o", "out.wav", "--voice", "jm_kumo", "--speed", "1.1",
                          cwd=tmp_path, timeout=600)  # fmt: skip
@@ -54,8 +54,8 @@ def test_component_audio_equals_native_openvino_bit_for_bit(
     got = (tmp_path / "out.wav").read_bytes()
     pieces = list(speaker.speak(TEXT, "jm_kumo", 1.1))
     assert len(pieces) == 3
-    samples = b"".join(wav.pcm16(p) for p in pieces)
-    assert got == wav.header(speech.SAMPLE_RATE, len(samples)) + samples
+    samples = b"".join(wav_writer.pcm16(p) for p in pieces)
+    assert got == wav_writer.header(speech.SAMPLE_RATE, len(samples)) + samples
 
 
 # Sentences of tests/data/speak/sentences.txt for the comparison with the

@@ -46,7 +46,7 @@ import jsonbody
 import pipeline
 import speech
 import textclass
-import wav
+import wav_writer
 from componentize_py_types import Err, Ok
 from tokenizer import WordPiece
 from wit_world import exports
@@ -235,9 +235,9 @@ def answer_speak(body: bytes) -> Stream:
     speaker.model  # noqa: B018 - loaded before the answer starts: a failure is still a 500
 
     def pieces() -> Iterator[bytes]:
-        yield wav.header(speech.SAMPLE_RATE, None)
+        yield wav_writer.header(speech.SAMPLE_RATE, None)
         for audio in speaker.speak_chunks(planned, voice, float(speed)):
-            yield wav.pcm16(audio)
+            yield wav_writer.pcm16(audio)
 
     return Stream("audio/wav", pieces())
 

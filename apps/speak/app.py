@@ -26,7 +26,7 @@ import sys
 import time
 
 import speech
-import wav
+import wav_writer
 from wit_world import exports
 
 from wasinn import print_line, run_command
@@ -97,14 +97,14 @@ def write_speech(
     first = None
     size = 0
     with open(out, "wb") as f:
-        f.write(wav.header(speech.SAMPLE_RATE, None))
+        f.write(wav_writer.header(speech.SAMPLE_RATE, None))
         for audio in speaker.speak_chunks(planned, voice, speed):
-            data = wav.pcm16(audio)
+            data = wav_writer.pcm16(audio)
             f.write(data)
             size += len(data)
             if first is None:
                 first = time.perf_counter() - start
-        for offset, value in wav.sizes_at(size):
+        for offset, value in wav_writer.sizes_at(size):
             f.seek(offset)
             f.write(value)
     seconds = size / 2 / speech.SAMPLE_RATE
@@ -123,7 +123,7 @@ def main(args: list[str]) -> int:
             raise Usage("give the text or --text FILE, not both")
     except (Usage, ValueError) as exc:
         print(f"speak: {exc}\n\n{__doc__.strip()}", file=sys.stderr)
-        return 2
+        return 1
     started = time.perf_counter()
     try:
         speaker = speech.Speaker()

@@ -207,7 +207,10 @@ class Speaker:
         ``_openjtalk.MAX_TEXT_BYTES`` (after normalizing: cut it into
         ``sentences`` first)."""
         text = normalize(sentence)
-        size = len(text.encode("utf-8", "surrogatepass"))
+        lone = [c for c in text if "\ud800" <= c <= "\udfff"]
+        if lone:  # half of a UTF-16 pair (JSON's "\ud800" escape): not a character
+            raise UnreadableText(f"U+{ord(lone[0]):04X} is half of a UTF-16 pair, not a character")
+        size = len(text.encode("utf-8"))
         if size > _openjtalk.MAX_TEXT_BYTES:
             raise SentenceTooLong(
                 f"a sentence of {size} bytes (UTF-8, after numbers are spelled out) starting"
@@ -267,6 +270,8 @@ class Speaker:
         yield from self.speak_chunks(self.plan(text), voice, speed)
 
     def speak_chunks(self, planned: Sequence[str], voice: str, speed: float) -> Iterator[Audio]:
+        """The audio of ``plan``'s chunks, one piece each, a pause before each
+        but the first (for callers that read the text before they answer)."""
         pause = np.zeros(int(PAUSE_SECONDS * SAMPLE_RATE), np.float32)
         for i, chunk in enumerate(planned):
             audio = self.synthesize(chunk, voice, speed)

@@ -1,4 +1,4 @@
-"""WAV files of 16-bit mono PCM, written whole or streamed.
+"""WAV files of 16-bit mono PCM, written whole or streamed (the speak app's output).
 
 A WAV header states the data's size up front. ``header(None)`` writes the
 largest sizes instead, as streaming servers do when the length is not yet
