@@ -131,14 +131,15 @@ def test_the_command_writes_speech_and_refuses_bad_input(tmp_path: Path) -> None
     assert "lines.txt:2:" in lines.stderr and "U+266A" in lines.stderr
 
 
-def test_audio_that_is_not_finite_raises(speaker: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_audio_that_is_not_finite_raises(speech: Any) -> None:
     """A model that answers NaN (a rewrite of Kokoro tried for speed did, on
     some sentences) must not become a WAV of garbage."""
 
     class NaNModel:
-        def run_numpy(self, feeds: dict[str, Any]) -> dict[str, np.ndarray]:
+        def run_numpy(self, inputs: Any) -> dict[str, np.ndarray]:
             return {"audio": np.full(2400, np.nan, np.float32)}
 
-    monkeypatch.setattr(speaker, "_model", NaNModel())
+    dictionary = MODELS / "openjtalk" / "naist-jdic"
+    speaker = speech.Speaker(str(MODELS / "speak"), str(dictionary), runner=NaNModel())
     with pytest.raises(RuntimeError, match="is not finite"):
         speaker.synthesize("hai", "jf_alpha")

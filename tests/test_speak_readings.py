@@ -24,8 +24,8 @@ from conftest import ROOT, build_app, run_component
 
 SPEAK = ROOT / "apps" / "speak"
 SENTENCES = ROOT / "tests" / "data" / "speak" / "sentences.txt"
-DEBIAN = ROOT / "build" / "models" / "openjtalk" / "naist-jdic"
-WORDS = ROOT / "build" / "models" / "speak" / "ja_words.txt"
+MODELS = ROOT / "build" / "models"
+DEBIAN = MODELS / "openjtalk" / "naist-jdic"
 
 # Words whose reading differs between Debian's naist-jdic and pyopenjtalk-plus
 # (its dictionary, or its post-processing): 日本 ニッポン / ニホン, 金 キン /
@@ -61,27 +61,15 @@ def _moraic_n_merged(phonemes: str) -> str:
 
 @pytest.fixture(scope="module")
 def native() -> Any:
-    """apps/speak's modules natively (building the app prepares the data)."""
+    """apps/speak's reading natively (building the app prepares the data):
+    ``read(texts, dictionary)`` is each text's ``Speaker.phonemize``."""
     build_app(SPEAK)
     sys.path.insert(0, str(SPEAK))
-    import _openjtalk
-    import phonemes
     import speech
 
-    with WORDS.open(encoding="utf-8") as lines:
-        known = phonemes.known_words(lines)
-
     def read(texts: list[str], dictionary: Path) -> list[str]:
-        _openjtalk.load(str(dictionary))
-        out = []
-        for text in texts:
-            normalized = phonemes.normalize(text)
-            words = speech.readings([
-                phonemes.Word(str(w["string"]), str(w["pos"]), str(w["pron"]))
-                for w in _openjtalk.run_frontend(normalized)
-            ])  # fmt: skip
-            out.append(phonemes.phonemes(words, known))
-        return out
+        speaker = speech.Speaker(str(MODELS / "speak"), str(dictionary))
+        return [speaker.phonemize(text) for text in texts]
 
     return read
 

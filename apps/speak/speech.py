@@ -28,8 +28,9 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any, Protocol
 
 import _openjtalk
 import numpy as np
@@ -64,6 +65,13 @@ TRIM_PAD = int(0.03 * SAMPLE_RATE)
 _UNVOICED_MARKS = frozenset("«»")
 
 Audio = npt.NDArray[np.float32]
+
+
+class Runner(Protocol):
+    """What runs the model: wasinn's ``Model``, or anything with its
+    ``run_numpy`` (the speech bench wraps OpenVINO's own compiled model)."""
+
+    def run_numpy(self, inputs: Any) -> Mapping[str, Any]: ...
 
 
 class UnreadableText(ValueError):
@@ -173,15 +181,21 @@ class Speaker:
     ``folder`` holds ``MODEL_FILE`` (or ``model`` names another file in it),
     ``vocab.json``, ``voices_ja.npz`` and ``ja_words.txt``; ``dictionary``
     OpenJTalk's dictionary. The model is loaded on first use, so that
-    ``phonemize`` alone (``--phonemes``) never waits for it.
+    ``phonemize`` alone (``--phonemes``) never waits for it; ``runner``, if
+    given, runs it instead. OpenJTalk holds one dictionary per process: a new
+    Speaker's replaces the one an earlier Speaker loaded.
     """
 
     def __init__(
-        self, folder: str = MODELS, dictionary: str = DICTIONARY, model: str = MODEL_FILE
+        self,
+        folder: str = MODELS,
+        dictionary: str = DICTIONARY,
+        model: str = MODEL_FILE,
+        runner: Runner | None = None,
     ) -> None:
         root = Path(folder)
         self.model_path = root / model
-        self._model: Model | None = None
+        self._model = runner
         vocab = json.loads((root / "vocab.json").read_text(encoding="utf-8"))["vocab"]
         self.vocab: dict[str, int] = {str(k): int(v) for k, v in vocab.items()}
         with np.load(root / "voices_ja.npz") as npz:
@@ -191,7 +205,7 @@ class Speaker:
         _openjtalk.load(dictionary)
 
     @property
-    def model(self) -> Model:
+    def model(self) -> Runner:
         if self._model is None:
             self._model = Model.load(str(self.model_path))
         return self._model
