@@ -83,6 +83,24 @@ def test_symbols_with_a_reading_are_read_and_ascii_marks_may_be_silent(speaker: 
     assert speaker.phonemize("03-1234") == speaker.phonemize("03 1234")
 
 
+@pytest.mark.parametrize(
+    ("text", "read", "not_read"),
+    [
+        ("それは何ですか。", "naɴ desɨ", "naɲi"),  # 何 before d: なん
+        ("何の本ですか。", "nanno hoɴ", "naɲi"),
+        ("何をしているんですか。", "naɲi o", "naɴ o"),  # before o: なに
+        ("何もありません。", "naɲi mo", "naɴ"),
+        ("4月1日です。", "ʦɨitaʨi", "iʨiɲiʨi"),  # the first of the month: ついたち
+        ("一日中雨が降っていた。", "iʨiɲiʨiʥɨː", "ʦɨitaʨi"),  # a whole day: いちにち
+    ],
+)
+def test_readings_that_depend_on_the_next_or_previous_word(
+    speaker: Any, text: str, read: str, not_read: str
+) -> None:
+    phonemes = speaker.phonemize(text)
+    assert read in phonemes and not_read not in phonemes, phonemes
+
+
 def test_a_sentence_over_openjtalks_limit_is_refused(speaker: Any, speech: Any) -> None:
     with pytest.raises(speech.SentenceTooLong, match="end sentences with 。"):
         speaker.phonemize("あ" * 3000)

@@ -5,9 +5,9 @@ sentences of ``tests/data/speak/sentences.txt``.
 
 test_speak_phonemes.py holds the readings fixed and finds the rules equal on
 every sentence; here the readings differ, and so do some phoneme strings. The
-measured rate (282/302, 93.4 %) is below the issue's 98 % goal because of the
+measured rate (286/302, 94.7 %) is below the issue's 98 % goal because of the
 dictionary, which the same code shows by reading with pyopenjtalk-plus's
-dictionary instead (297/302, 98.3 %). Every mismatch is in a class named
+dictionary instead (301/302, 99.7 %). Every mismatch is in a class named
 below; a new one fails the test, and so does a lower rate.
 """
 
@@ -29,14 +29,14 @@ DEBIAN = MODELS / "openjtalk" / "naist-jdic"
 
 # Words whose reading differs between Debian's naist-jdic and pyopenjtalk-plus
 # (its dictionary, or its post-processing): 日本 ニッポン / ニホン, 金 キン /
-# カネ, iPhone アイフォーン / アイフォン, 1日 after 月 イチニチ / ツイタチ (a
-# context rule of pyopenjtalk-plus), 8階 ハッカイ / ハチカイ (OpenJTalk's own
-# counter rule, which pyopenjtalk-plus undoes), 何 ナニ / ナン (pyopenjtalk-plus
-# picks with a small ONNX model).
-READING_CLASSES = ("日本", "金", "iPhone", "1日", "8階", "何")
+# カネ, iPhone アイフォーン / アイフォン, 8階 ハッカイ / ハチカイ (OpenJTalk's
+# own counter rule, which pyopenjtalk-plus undoes; both are said). The app's
+# own context rules (speech._in_context: 何 before t/d/n, 1日 after a month)
+# read as pyopenjtalk-plus's post-processing does on these sentences.
+READING_CLASSES = ("日本", "金", "iPhone", "8階")
 # Only pyopenjtalk-plus's post-processing, not its dictionary, is left when the
 # guest's code reads with that dictionary.
-POST_PROCESSING_CLASSES = ("1日", "8階", "何")
+POST_PROCESSING_CLASSES = ("8階",)
 
 
 def _classify(text: str, want: str, got: str) -> str | None:
@@ -98,7 +98,7 @@ def test_debian_readings_match_the_reference_but_for_named_classes(
     native: Any, texts: list[str], reference: list[str]
 ) -> None:
     differ = _mismatches(texts, reference, native(texts, DEBIAN))
-    assert len(texts) - len(differ) >= 282, differ
+    assert len(texts) - len(differ) >= 286, differ
     assert None not in differ.values(), [t for t, why in differ.items() if why is None]
 
 
@@ -114,7 +114,7 @@ def test_with_the_reference_dictionary_only_its_post_processing_differs(
         differ = _mismatches(texts, reference, native(texts, dictionary))
     finally:
         native([], DEBIAN)
-    assert len(texts) - len(differ) >= 297, differ
+    assert len(texts) - len(differ) >= 301, differ
     assert set(differ.values()) <= set(POST_PROCESSING_CLASSES), differ
 
 

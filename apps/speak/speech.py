@@ -135,8 +135,10 @@ def readings(words: Sequence[Word]) -> list[Word]:
     """OpenJTalk's words as the phoneme rules want them: without the words
     that are only spaces (OpenJTalk reads the space before a spelled-out
     number as a pause word, which would split a known word of misaki's list
-    such as は+せん), and with a word read as a lone long vowel (しよ+う read
-    シヨ+ー) joined to the word before it, whose vowel it lengthens.
+    such as は+せん), with a word read as a lone long vowel (しよ+う read
+    シヨ+ー) joined to the word before it, whose vowel it lengthens, and
+    with two readings that depend on the next or previous word
+    (``_in_context``).
 
     >>> space = Word("\\u3000", "記号", "、")
     >>> readings([Word("しよ", "動詞", "シヨ"), Word("う", "助動詞", "ー"), space])
@@ -150,7 +152,39 @@ def readings(words: Sequence[Word]) -> list[Word]:
             before = out.pop()
             word = Word(before.surface + word.surface, before.pos, before.pron + word.pron)
         out.append(word)
-    return out
+    return [_in_context(out, i) for i in range(len(out))]
+
+
+#: Kana whose consonant is t, d or n (何 before them is なん: なんですか, なんの).
+_T_D_N = frozenset("タチツテトダヂヅデドナニヌネノ")
+
+
+def _in_context(words: Sequence[Word], i: int) -> Word:
+    """``words[i]``, with the reading its neighbours call for where the
+    dictionary reads the word alone. Two rules of Japanese that the
+    reference's frontend (pyopenjtalk-plus) also applies and Debian's
+    naist-jdic does not:
+
+    - 何 is なに, but なん before a t, d or n sound (何ですか, 何の);
+    - 一日 after a month (1月1日) is the first of the month, ついたち,
+      not the span of a day, いちにち.
+
+    >>> what = [Word("何", "名詞", "ナニ"), Word("です", "助動詞", "デス")]
+    >>> _in_context(what, 0).pron
+    'ナン'
+    >>> _in_context([Word("月", "名詞", "ツキ"), Word("一日", "名詞", "イチニチ")], 1).pron
+    'ツイタチ'
+    >>> _in_context([Word("一日", "名詞", "イチニチ"), Word("中", "名詞", "ジュー")], 0).pron
+    'イチニチ'
+    """
+    word = words[i]
+    after = words[i + 1].pron if i + 1 < len(words) else ""
+    before = words[i - 1].surface if i > 0 else ""
+    if word.surface == "何" and word.pron == "ナニ" and after and after[0] in _T_D_N:
+        return Word(word.surface, word.pos, "ナン")
+    if word.surface == "一日" and word.pron == "イチニチ" and before.endswith("月"):
+        return Word(word.surface, word.pos, "ツイタチ")
+    return word
 
 
 def trim(audio: Audio) -> Audio:
