@@ -240,6 +240,21 @@ def test_speak_streams_the_commands_audio_sentence_by_sentence(
     assert first < 0.5 * total, (first, total)
 
 
+@pytest.mark.skipif(nginx_binary() is None, reason="needs nginx (./build.sh test installs it)")
+def test_speak_streams_through_deploys_nginx() -> None:
+    """Behind `./build.sh deploy`'s nginx (which buffers proxied answers) the
+    stream still flows: nginx passes each full buffer on, so the first audio
+    comes as soon as without it. The second request, on a warm instance."""
+    body = json.dumps({"text": SPEECH, "voice": "jf_alpha", "speed": 1.0}).encode()
+    with Server(reuse=100, workers=1) as service:
+        stream(service.port, "/speak", body, JSON, skip=44)  # loads the model
+        got = stream(service.port, "/speak", body, JSON, skip=44)
+    assert got.status == 200 and got.headers["server"].startswith("nginx")
+    assert got.headers["transfer-encoding"] == "chunked" and len(got.data) > 44 + 24_000 * 2
+    first, total = got.first_s - got.header_s, got.total_s - got.header_s
+    assert first < 0.5 * total, (first, total)
+
+
 def test_405_names_the_allowed_method(server: Server) -> None:
     from serve_host import request
 
