@@ -225,9 +225,25 @@ def _prune(graph: onnx.GraphProto) -> None:
     graph.initializer.extend(inits)
 
 
+def _name_every_node(graph: onnx.GraphProto) -> None:
+    """Give each unnamed node a name no other node has (the rewrite finds nodes
+    by name; Kokoro's export names all of them, onnxruntime's quantizer may not)."""
+    taken = {n.name for n in graph.node}
+    if len(taken) < sum(1 for n in graph.node if n.name):
+        raise ValueError("two nodes share a name: the rewrite identifies nodes by name")
+    for i, node in enumerate(graph.node):
+        if not node.name:
+            name = f"node_{i}"
+            while name in taken:
+                name += "_"
+            node.name = name
+            taken.add(name)
+
+
 def dequantize(model: onnx.ModelProto) -> onnx.ModelProto:
     """A copy of ``model`` with no dynamic activation quantization (see the module doc)."""
     model = onnx.ModelProto.FromString(model.SerializeToString())
+    _name_every_node(model.graph)
     g = GraphIndex(model.graph)
     replaced: dict[str, Nodes] = {}  # by the name of the node whose place the new nodes take
     removed: set[str] = set()
@@ -245,8 +261,6 @@ def dequantize(model: onnx.ModelProto) -> onnx.ModelProto:
             continue
         replaced[node.name] = new
         removed.update(n.name for n in gone)
-    if any(not n.name for n in model.graph.node):
-        raise ValueError("unnamed nodes: the rewrite identifies nodes by name")
     nodes = []
     for node in model.graph.node:
         # The new nodes take the place of the integer product: its activation
