@@ -244,7 +244,8 @@ def test_speak_streams_the_commands_audio_sentence_by_sentence(
 def test_speak_streams_through_deploys_nginx() -> None:
     """Behind `./build.sh deploy`'s nginx (which buffers proxied answers) the
     stream still flows: nginx passes each full buffer on, so the first audio
-    comes as soon as without it. The second request, on a warm instance."""
+    arrives before half of the answer's time, as without nginx. The second
+    request, on a warm instance."""
     body = json.dumps({"text": SPEECH, "voice": "jf_alpha", "speed": 1.0}).encode()
     with Server(reuse=100, workers=1) as service:
         stream(service.port, "/speak", body, JSON, skip=44)  # loads the model

@@ -90,6 +90,7 @@ def test_symbols_with_a_reading_are_read_and_ascii_marks_may_be_silent(speaker: 
         ("何の本ですか。", "nanno hoɴ", "naɲi"),
         ("何をしているんですか。", "naɲi o", "naɴ o"),  # before o: なに
         ("何もありません。", "naɲi mo", "naɴ"),
+        ("何になりたいですか。", "naɲi ɲi", "naɴ"),  # before に too
         ("4月1日です。", "ʦɨitaʨi", "iʨiɲiʨi"),  # the first of the month: ついたち
         ("一日中雨が降っていた。", "iʨiɲiʨiʥɨː", "ʦɨitaʨi"),  # a whole day: いちにち
     ],

@@ -81,10 +81,20 @@ def test_a_graph_that_is_not_the_quantizers_pattern_is_refused() -> None:
         dequantize(_model([node], {}, ["y"], constants))
 
 
+def test_nodes_that_share_a_name_are_refused() -> None:
+    """The rewrite finds nodes by name: two with one name (even beside an
+    unnamed one, which gets a fresh name) stop it."""
+    nodes = [helper.make_node("Neg", ["x"], ["a"], name="n"),
+             helper.make_node("Neg", ["a"], ["b"], name="n"),
+             helper.make_node("Neg", ["b"], ["y"])]  # fmt: skip
+    with pytest.raises(ValueError, match="two nodes share a name"):
+        dequantize(_model(nodes, {"x": [1]}, ["y"], {}))
+
+
 def test_guarded_atan2_is_finite_where_both_parts_are_zero() -> None:
     """Atan(imag / real) with a 0/0 bin: NaN before the guard; after it the
     guarded division gives atan 0 there and the unchanged value elsewhere,
-    and y/0 stays +-inf (Atan +-pi/2)."""
+    and y/0 becomes y/1e-37, whose Atan is still +-pi/2."""
     nodes = [helper.make_node("Div", ["imag", "real"], ["q"], name="div"),
              helper.make_node("Atan", ["q"], ["phase"], name="atan")]  # fmt: skip
     model = _model(nodes, {"imag": [5], "real": [5]}, ["phase"], {})
@@ -99,17 +109,62 @@ def test_guarded_atan2_is_finite_where_both_parts_are_zero() -> None:
 
 def test_polynomial_sine_squares_like_sin_and_leaves_other_sines() -> None:
     """Sin -> Pow 2 (a Snake) is replaced and agrees with numpy's sin^2 to
-    4e-7 over |y| <= 200; a Sin used otherwise is kept."""
+    4e-7 over |y| <= 200; a Sin used otherwise, or raised to an odd power
+    (where its sign matters), is kept."""
     nodes = [
         helper.make_node("Sin", ["y"], ["s"], name="snake_sin"),
         helper.make_node("Pow", ["s", "two"], ["squared"], name="square"),
         helper.make_node("Sin", ["y"], ["plain"], name="other_sin"),
+        helper.make_node("Sin", ["y"], ["c"], name="cubed_sin"),
+        helper.make_node("Pow", ["c", "three"], ["cubed"], name="cube"),
     ]
-    model = _model(nodes, {"y": [None]}, ["squared", "plain"], {"two": np.array(2, np.float32)})
+    constants = {"two": np.array(2, np.float32), "three": np.array(3, np.float32)}
+    model = _model(nodes, {"y": [None]}, ["squared", "plain", "cubed"], constants)
     assert polynomial_sine(model) == 1
-    assert [n.name for n in model.graph.node if n.op_type == "Sin"] == ["other_sin"]
+    kept = [n.name for n in model.graph.node if n.op_type == "Sin"]
+    assert kept == ["other_sin", "cubed_sin"]
     y = np.linspace(-200, 200, 400_001, dtype=np.float32)
-    squared, plain = run(model, y=y)
+    squared, plain, cubed = run(model, y=y)
     exact = np.sin(y.astype(np.float64))
     assert np.abs(squared - exact**2).max() < 4e-7
     np.testing.assert_allclose(plain, np.sin(y), atol=1e-6)
+    np.testing.assert_allclose(cubed, np.sin(y) ** 3, atol=1e-6)
+
+
+def test_dequantize_turns_quantized_lstm_and_embedding_into_float(tmp_path: Path) -> None:
+    """Kokoro's other two quantized patterns: an embedding (Gather of an int8
+    table, then DequantizeLinear) and com.microsoft.DynamicQuantizeLSTM, made
+    by onnxruntime's quantizer; the rewrite is plain Gather and LSTM, closer
+    to the float model than the int8 one."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    hidden, width = 8, 6
+    constants = {
+        "table": RNG.normal(size=(20, width)).astype(np.float32),
+        "W": RNG.normal(size=(2, 4 * hidden, width)).astype(np.float32) * 0.3,
+        "R": RNG.normal(size=(2, 4 * hidden, hidden)).astype(np.float32) * 0.3,
+    }
+    nodes = [
+        helper.make_node("Gather", ["table", "ids"], ["embedded"], name="embed"),
+        helper.make_node("LSTM", ["embedded", "W", "R"], ["y"], name="lstm",
+                         hidden_size=hidden, direction="bidirectional"),
+    ]  # fmt: skip
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("ids", TensorProto.INT64, [5, 1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(v, n) for n, v in constants.items()],
+    )  # fmt: skip
+    opsets = [helper.make_opsetid("", 17)]
+    float_model = helper.make_model(graph, opset_imports=opsets, ir_version=9)
+    onnx.save(float_model, tmp_path / "float.onnx")
+    quantize_dynamic(tmp_path / "float.onnx", tmp_path / "int8.onnx", weight_type=QuantType.QInt8,
+                     op_types_to_quantize=["LSTM", "Gather"])  # fmt: skip
+    int8 = onnx.load(tmp_path / "int8.onnx")
+    assert "DynamicQuantizeLSTM" in {n.op_type for n in int8.graph.node}
+    rewritten = dequantize(int8)
+    kinds = {n.op_type for n in rewritten.graph.node}
+    assert {"LSTM", "Gather"} <= kinds and "DynamicQuantizeLSTM" not in kinds, kinds
+    ids = RNG.integers(0, 20, size=(5, 1)).astype(np.int64)
+    (want,), (got,), (quantized,) = (run(m, ids=ids) for m in (float_model, rewritten, int8))
+    assert np.abs(got - want).max() < 0.05
+    assert np.abs(got - want).mean() < np.abs(quantized - want).mean()

@@ -228,8 +228,9 @@ def _prune(graph: onnx.GraphProto) -> None:
 def _name_every_node(graph: onnx.GraphProto) -> None:
     """Give each unnamed node a name no other node has (the rewrite finds nodes
     by name; Kokoro's export names all of them, onnxruntime's quantizer may not)."""
-    taken = {n.name for n in graph.node}
-    if len(taken) < sum(1 for n in graph.node if n.name):
+    named = [n.name for n in graph.node if n.name]
+    taken = set(named)
+    if len(taken) < len(named):
         raise ValueError("two nodes share a name: the rewrite identifies nodes by name")
     for i, node in enumerate(graph.node):
         if not node.name:

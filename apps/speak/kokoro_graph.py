@@ -6,12 +6,14 @@
   0/0 = NaN, which the generator's convolutions spread over the whole audio.
   onnxruntime's int8 model hides it (its DynamicQuantizeLinear turns NaN into
   a number); a float model does not. The denominator becomes ``Where(real ==
-  0, 1e-37, real)``: atan2(0, 0) is then 0, as torch defines it, and y/1e-37
-  is +-inf for y != 0, whose Atan is the +-pi/2 the fix-ups expect.
+  0, 1e-37, real)``: atan2(0, 0) is then 0 (torch's atan2(0, +0); for -0 it
+  gives pi, inaudible in one bin), and for y != 0, y/1e-37 is so large (or
+  +-inf) that its Atan rounds to the +-pi/2 the fix-ups expect.
 - ``polynomial_sine``: the Snake activations (``x + sin(a x)^2 / a``) call Sin
-  51 times at audio rate, and OpenVINO's CPU plugin runs Sin with a scalar
-  reference kernel (0.75 s of a 3-sentence run). Where a Sin's only use is
-  squaring (Pow), it becomes elementwise arithmetic the plugin vectorizes:
+  48 times at audio rate (3 more Sins are not Snakes), and OpenVINO's CPU
+  plugin runs Sin with a scalar reference kernel (0.75 s of a 3-sentence run).
+  Where a Sin's only use is an even power (the Snake's Pow 2), it becomes
+  elementwise arithmetic the plugin vectorizes:
   ``r = y - k*pi`` with ``k = floor(y/pi + 1/2)`` (pi split in two parts so
   that k*pi is exact enough, the Cody-Waite reduction), then an odd
   polynomial in r on [-pi/2, pi/2]. sin(y) = (-1)^k sin(r), and the square
@@ -97,20 +99,35 @@ def guard_atan2(model: onnx.ModelProto) -> int:
     return guarded
 
 
+def _only_squared(g: GraphIndex, value: str, outputs: set[str]) -> bool:
+    """Whether ``value`` is used only as the base of a Pow by a constant even
+    integer (so its sign does not matter), and is not a graph output."""
+    users = g.consumers[value]
+    if not users or value in outputs:
+        return False
+    for user in users:
+        if user.op_type != "Pow" or user.input[0] != value or user.input[1] not in g.inits:
+            return False
+        exponent = g.array(user.input[1])
+        if exponent.size != 1 or float(exponent) % 2 != 0:
+            return False
+    return True
+
+
 def polynomial_sine(model: onnx.ModelProto) -> int:
-    """Replace each ``Sin`` whose every consumer is a ``Pow`` (the Snake's
-    square) by the reduction and polynomial of the module doc, in place;
-    returns how many."""
+    """Replace each ``Sin`` used only as the base of an even power (the
+    Snake's square) by the reduction and polynomial of the module doc, in
+    place; returns how many."""
     g = GraphIndex(model.graph)
     inverse_pi = _scalar(model, "sine_inverse_pi", 1 / np.pi)
     half = _scalar(model, "sine_half", 0.5)
     pi_high, pi_low = _scalar(model, "sine_pi_high", PI_HIGH), _scalar(model, "sine_pi_low", PI_LOW)
     c = [_scalar(model, f"sine_c{i}", v) for i, v in enumerate(SINE_COEFFICIENTS)]
+    outputs = {o.name for o in model.graph.output}
     nodes: list[onnx.NodeProto] = []
     replaced = 0
     for node in model.graph.node:
-        users = g.consumers[node.output[0]]
-        if node.op_type != "Sin" or not users or any(u.op_type != "Pow" for u in users):
+        if node.op_type != "Sin" or not _only_squared(g, node.output[0], outputs):
             nodes.append(node)
             continue
         step = _Steps(nodes, node.name)

@@ -7,8 +7,8 @@
   ``voices_ja.npz`` (five voices, 510 style vectors each) and misaki's
   Japanese word list ``ja_words.txt``.
 - ``speak/kokoro-openvino.xml`` and ``.bin``: the model the app runs, the
-  shipped one rewritten for OpenVINO by ``openvino_model.py`` (about two
-  minutes; rebuilt when that code, its calibration sentences or the versions
+  shipped one rewritten for OpenVINO by ``openvino_model.py`` (a minute or
+  two; rebuilt when that code, its calibration sentences or the versions
   of the tools it uses change: ``kokoro-openvino.stamp``).
 - ``openjtalk/naist-jdic/``: OpenJTalk's dictionary, described below.
 
@@ -158,9 +158,12 @@ def prepare_openvino_model(speak: Path) -> None:
     stamp_file = speak / OPENVINO_STAMP
     stamp = rewrite_stamp()
     current = stamp_file.is_file() and stamp_file.read_text().strip() == stamp
-    if current and (speak / OPENVINO_MODEL).is_file():
+    xml = speak / OPENVINO_MODEL
+    if current and xml.is_file() and xml.with_suffix(".bin").is_file():
         return
-    print(f"prepare: rewriting {MODEL} for OpenVINO (about 2 minutes)", file=sys.stderr)
+    # No stamp while the files change: a rebuild cut short is never taken as done.
+    stamp_file.unlink(missing_ok=True)
+    print(f"prepare: rewriting {MODEL} for OpenVINO (a minute or two)", file=sys.stderr)
     # In its own process: NNCF and torch (which NNCF imports when installed) take
     # seconds to import, which every other build of the app would pay.
     command = [sys.executable, str(HERE / "openvino_model.py"), str(speak / MODEL), str(speak),

