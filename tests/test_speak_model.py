@@ -30,22 +30,32 @@ def run(model: onnx.ModelProto, **feed: np.ndarray) -> list[Any]:
 
 
 def _model(nodes: list[onnx.NodeProto], inputs: dict[str, list[int]], outputs: list[str],
-           constants: dict[str, np.ndarray]) -> onnx.ModelProto:  # fmt: skip
+           constants: dict[str, np.ndarray], input_type: int = TensorProto.FLOAT,
+           ) -> onnx.ModelProto:  # fmt: skip
     graph = helper.make_graph(
         nodes, "g",
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs.items()],
+        [helper.make_tensor_value_info(n, input_type, s) for n, s in inputs.items()],
         [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in outputs],
         [numpy_helper.from_array(v, n) for n, v in constants.items()],
     )  # fmt: skip
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
 
 
+def _quantized(model: onnx.ModelProto, folder: Path, op_types: list[str]) -> onnx.ModelProto:
+    """``model`` through onnxruntime's own dynamic quantizer (int8 weights), as
+    Kokoro's export was made."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    onnx.save(model, folder / "float.onnx")
+    quantize_dynamic(folder / "float.onnx", folder / "int8.onnx", weight_type=QuantType.QInt8,
+                     op_types_to_quantize=op_types)  # fmt: skip
+    return onnx.load(folder / "int8.onnx")
+
+
 def test_dequantize_undoes_onnxruntimes_dynamic_quantization(tmp_path: Path) -> None:
     """A MatMul and a Conv with bias, quantized by onnxruntime's own dynamic
     quantizer (as Kokoro's export was): the rewrite has no integer op left and
     computes the float model's values, closer to them than the int8 model."""
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
     weights = {
         "w": RNG.normal(size=(16, 8)).astype(np.float32),
         "k": RNG.normal(size=(4, 1, 3)).astype(np.float32),
@@ -56,10 +66,7 @@ def test_dequantize_undoes_onnxruntimes_dynamic_quantization(tmp_path: Path) -> 
         helper.make_node("Conv", ["s", "k", "b"], ["z"], name="conv", pads=[1, 1]),
     ]
     float_model = _model(nodes, {"x": [2, 16], "s": [1, 1, 32]}, ["y", "z"], weights)
-    onnx.save(float_model, tmp_path / "float.onnx")
-    quantize_dynamic(tmp_path / "float.onnx", tmp_path / "int8.onnx", weight_type=QuantType.QInt8,
-                     op_types_to_quantize=["MatMul", "Conv"])  # fmt: skip
-    int8 = onnx.load(tmp_path / "int8.onnx")
+    int8 = _quantized(float_model, tmp_path, ["MatMul", "Conv"])
     assert {"MatMulInteger", "ConvInteger"} <= {n.op_type for n in int8.graph.node}
     rewritten = dequantize(int8)
     kinds = {n.op_type for n in rewritten.graph.node}
@@ -136,8 +143,6 @@ def test_dequantize_turns_quantized_lstm_and_embedding_into_float(tmp_path: Path
     table, then DequantizeLinear) and com.microsoft.DynamicQuantizeLSTM, made
     by onnxruntime's quantizer; the rewrite is plain Gather and LSTM, closer
     to the float model than the int8 one."""
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
     hidden, width = 8, 6
     constants = {
         "table": RNG.normal(size=(20, width)).astype(np.float32),
@@ -149,17 +154,8 @@ def test_dequantize_turns_quantized_lstm_and_embedding_into_float(tmp_path: Path
         helper.make_node("LSTM", ["embedded", "W", "R"], ["y"], name="lstm",
                          hidden_size=hidden, direction="bidirectional"),
     ]  # fmt: skip
-    graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("ids", TensorProto.INT64, [5, 1])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        [numpy_helper.from_array(v, n) for n, v in constants.items()],
-    )  # fmt: skip
-    opsets = [helper.make_opsetid("", 17)]
-    float_model = helper.make_model(graph, opset_imports=opsets, ir_version=9)
-    onnx.save(float_model, tmp_path / "float.onnx")
-    quantize_dynamic(tmp_path / "float.onnx", tmp_path / "int8.onnx", weight_type=QuantType.QInt8,
-                     op_types_to_quantize=["LSTM", "Gather"])  # fmt: skip
-    int8 = onnx.load(tmp_path / "int8.onnx")
+    float_model = _model(nodes, {"ids": [5, 1]}, ["y"], constants, TensorProto.INT64)
+    int8 = _quantized(float_model, tmp_path, ["LSTM", "Gather"])
     assert "DynamicQuantizeLSTM" in {n.op_type for n in int8.graph.node}
     rewritten = dequantize(int8)
     kinds = {n.op_type for n in rewritten.graph.node}

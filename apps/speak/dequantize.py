@@ -52,6 +52,16 @@ class GraphIndex:
         """An initializer's value (KeyError if ``name`` is computed, not constant)."""
         return numpy_helper.to_array(self.inits[name])
 
+    def constant(self, name: str, value: npt.NDArray[np.generic]) -> str:
+        """``name``, as an initializer holding ``value``: added by the first call
+        with that name, the same initializer for later ones (a weight shared by
+        two products is dequantized once; a rewrite's scalars are added once)."""
+        if name not in self.inits:
+            tensor = numpy_helper.from_array(value, name)
+            self.graph.initializer.append(tensor)
+            self.inits[name] = tensor
+        return name
+
     def made_by(self, name: str, op_type: str) -> onnx.NodeProto:
         """The node of type ``op_type`` producing ``name``; a clear error otherwise.
 
@@ -78,15 +88,16 @@ class GraphIndex:
         return user
 
 
-def _const(graph: GraphIndex, base: str, suffix: str, value: npt.NDArray[np.generic]) -> str:
-    """Add ``value`` as an initializer named after ``base`` (deterministic, unique)."""
-    name = f"{base}_{suffix}"
-    if name in graph.inits:  # a weight shared by two products: dequantized once
-        return name
-    tensor = numpy_helper.from_array(value, name)
-    graph.graph.initializer.append(tensor)
-    graph.inits[name] = tensor
-    return name
+def _dequantized(
+    w: npt.NDArray[np.generic], zero_point: npt.NDArray[np.generic], scale: npt.NDArray[np.generic]
+) -> npt.NDArray[np.float32]:
+    """``(w - zero_point) * scale`` as onnxruntime computes it: the subtraction
+    exact in int32, the product in float32 (the arguments broadcast)."""
+    exact = w.astype(np.int32) - zero_point.astype(np.int32)
+    value: npt.NDArray[np.float32] = (exact.astype(np.float32) * scale.astype(np.float32)).astype(
+        np.float32
+    )
+    return value
 
 
 def _weight_scale(g: GraphIndex, scales_mul: str, activation_scale: str) -> str:
@@ -146,10 +157,7 @@ def _integer_product(g: GraphIndex, node: onnx.NodeProto) -> tuple[Nodes, Nodes]
         raise ValueError(f"{node.name}: ConvInteger weight is not per-tensor quantized")
 
     new: list[onnx.NodeProto] = []
-    # Subtract in int32 (exact), scale in float32 as onnxruntime does.
-    exact = w.astype(np.int32) - zero_point.astype(np.int32)
-    value = (exact.astype(np.float32) * scale).astype(np.float32)
-    w_float = _const(g, w_name, "dequantized", value)
+    w_float = g.constant(f"{w_name}_dequantized", _dequantized(w, zero_point, scale))
     out = mul.output[0]
     if is_conv:
         conv_inputs = [x, w_float] + ([bias] if bias else [])
@@ -171,12 +179,10 @@ def _lstm(g: GraphIndex, node: onnx.NodeProto) -> onnx.NodeProto:
     float_weights = []
     pairs = ((inputs[1], inputs[8], inputs[9]), (inputs[2], inputs[10], inputs[11]))
     for weight, scale, zero_point in pairs:
-        w = g.array(weight).astype(np.int32)
-        zp = g.array(zero_point).astype(np.int32).reshape(-1, 1, 1)
-        s = g.array(scale).astype(np.float32).reshape(-1, 1, 1)
-        value = ((w - zp).astype(np.float32) * s).transpose(0, 2, 1)
+        per_direction = (g.array(zero_point).reshape(-1, 1, 1), g.array(scale).reshape(-1, 1, 1))
+        value = _dequantized(g.array(weight), *per_direction).transpose(0, 2, 1)
         value = np.ascontiguousarray(value, dtype=np.float32)
-        float_weights.append(_const(g, weight, "dequantized", value))
+        float_weights.append(g.constant(f"{weight}_dequantized", value))
     lstm_inputs = [inputs[0], *float_weights, *inputs[3:8]]
     lstm = helper.make_node("LSTM", lstm_inputs, list(node.output), name=f"{node.name}_float")
     lstm.attribute.extend(node.attribute)
@@ -193,14 +199,13 @@ def _embedding(g: GraphIndex, node: onnx.NodeProto) -> tuple[onnx.NodeProto, onn
     per_axis = any(a.name == "axis" and a.i != 0 for a in node.attribute)
     if len(g.consumers[gather.output[0]]) != 1 or per_axis:
         return None
-    table = g.array(gather.input[0]).astype(np.int32)
-    scale = g.array(node.input[1]).astype(np.float32)
+    scale = g.array(node.input[1])
     has_zp = len(node.input) > 2 and bool(node.input[2])
-    zp = g.array(node.input[2]).astype(np.int32) if has_zp else np.int32(0)
+    zp = g.array(node.input[2]) if has_zp else np.zeros((), np.int32)
     if scale.ndim != 0:
         return None
-    value = ((table - zp).astype(np.float32) * scale).astype(np.float32)
-    name = _const(g, gather.input[0], "dequantized", value)
+    value = _dequantized(g.array(gather.input[0]), zp, scale)
+    name = g.constant(f"{gather.input[0]}_dequantized", value)
     gather_inputs = [name, gather.input[1]]
     new = helper.make_node("Gather", gather_inputs, list(node.output), name=f"{gather.name}_float")
     new.attribute.extend(gather.attribute)

@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 from dequantize import GraphIndex
-from onnx import helper, numpy_helper
+from onnx import helper
 
 #: pi = PI_HIGH + PI_LOW, PI_HIGH with few mantissa bits (k * PI_HIGH is exact
 #: for the k of a Snake's arguments), PI_LOW the rest.
@@ -56,11 +56,9 @@ SINE_COEFFICIENTS = (
 )
 
 
-def _scalar(model: onnx.ModelProto, name: str, value: float) -> str:
-    """A float32 scalar initializer ``name`` (added once)."""
-    if not any(t.name == name for t in model.graph.initializer):
-        model.graph.initializer.append(numpy_helper.from_array(np.array(value, np.float32), name))
-    return name
+def _scalar(g: GraphIndex, name: str, value: float) -> str:
+    """``name``, a float32 scalar initializer (added once)."""
+    return g.constant(name, np.array(value, np.float32))
 
 
 class _Steps:
@@ -79,7 +77,7 @@ def guard_atan2(model: onnx.ModelProto) -> int:
     """Give every ``Div`` that feeds an ``Atan`` a denominator that is never 0
     (see the module doc), in place; returns how many."""
     g = GraphIndex(model.graph)
-    zero, tiny = _scalar(model, "atan2_zero", 0.0), _scalar(model, "atan2_tiny", 1e-37)
+    zero, tiny = _scalar(g, "atan2_zero", 0.0), _scalar(g, "atan2_tiny", 1e-37)
     atan_inputs = {n.input[0] for n in model.graph.node if n.op_type == "Atan"}
     nodes: list[onnx.NodeProto] = []
     guarded = 0
@@ -119,10 +117,10 @@ def polynomial_sine(model: onnx.ModelProto) -> int:
     Snake's square) by the reduction and polynomial of the module doc, in
     place; returns how many."""
     g = GraphIndex(model.graph)
-    inverse_pi = _scalar(model, "sine_inverse_pi", 1 / np.pi)
-    half = _scalar(model, "sine_half", 0.5)
-    pi_high, pi_low = _scalar(model, "sine_pi_high", PI_HIGH), _scalar(model, "sine_pi_low", PI_LOW)
-    c = [_scalar(model, f"sine_c{i}", v) for i, v in enumerate(SINE_COEFFICIENTS)]
+    inverse_pi = _scalar(g, "sine_inverse_pi", 1 / np.pi)
+    half = _scalar(g, "sine_half", 0.5)
+    pi_high, pi_low = _scalar(g, "sine_pi_high", PI_HIGH), _scalar(g, "sine_pi_low", PI_LOW)
+    c = [_scalar(g, f"sine_c{i}", v) for i, v in enumerate(SINE_COEFFICIENTS)]
     outputs = {o.name for o in model.graph.output}
     nodes: list[onnx.NodeProto] = []
     replaced = 0
