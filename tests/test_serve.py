@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from conftest import ROOT, run_component
-from serve_host import Nginx, Server, hey, nginx_binary, stream
+from serve_host import UNLIMITED_RATE, Nginx, Server, hey, nginx_binary, stream
 
 pytestmark = pytest.mark.integration
 
@@ -193,6 +193,16 @@ ERRORS = [
     ("POST", "/speak", b'"text"', JSON, 400, "must be a JSON object"),
     ("POST", "/speak", b'{"text": "\\ud800"}', JSON, 422, "half of a UTF-16 pair"),
     ("POST", "/speak", b'{"text": "a"}', "text/plain", 415, "takes application/json"),
+    # Issue 34: client mistakes that were 500s, and work refused from the header.
+    ("POST", "/speak", b'{"text": "a\\u0000"}', JSON, 422, "U+0000 (NUL)"),
+    ("POST", "/speak", _speak(text="\u0663時"), JSON, 422,
+     "no reading for '\u0663' (U+0663 ARABIC-INDIC DIGIT THREE)"),
+    ("POST", "/ocr", png(1999, 8), "image/png", 413,
+     "a 1999x8 image is too thin to read: rapidocr's rules would run the detector on 7488x1856"),
+    ("POST", "/textclass", b"[" * 65 + b'\\"' * 16_000 + b"x", JSON, 400, "nests 65 levels deep"),
+    ("POST", "/speak", _speak(text="あ。" * 200), JSON, 413,
+     '"text" is too much to say at once: 400 phonemes at speed 1.0 in 200 runs of the model'),
+    ("POST", "/speak", _speak(text="W" * 400), JSON, 413, "the limit is 1500: send less text"),
 ]  # fmt: skip
 
 
@@ -345,7 +355,11 @@ def test_fresh_instances_answer_alike_and_keep_nothing() -> None:
 
 @pytest.mark.skipif(nginx_binary() is None, reason="needs nginx (./build.sh test installs it)")
 def test_nginx_balances_two_servers_and_survives_one_stopping() -> None:
-    with Server(reuse=100_000) as a, Server(reuse=100_000) as b, Nginx([a.port, b.port]) as lb:
+    with (
+        Server(reuse=100_000) as a,
+        Server(reuse=100_000) as b,
+        Nginx([a.port, b.port], UNLIMITED_RATE) as lb,
+    ):
         result = hey(lb.url("/digits"), requests=400, concurrency=8, body=GOOD_PNG,
                      content_type="image/png", timeout=300)  # fmt: skip
         assert result.statuses == {200: 400}, result

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from conftest import ROOT, build_app
-from serve_host import Server, hey, nginx_binary, request
+from serve_host import ONE_CLIENT_UNLIMITED, Server, hey, nginx_binary, request
 
 sys.path.insert(0, str(ROOT / "tools"))
 import deploy  # noqa: E402
@@ -86,7 +86,7 @@ def test_serve_restarts_a_worker_that_dies() -> None:
 
 @needs_nginx
 def test_deploy_keeps_answering_when_a_worker_dies_under_load() -> None:
-    with Server(reuse=100_000, workers=2) as service:
+    with Server(reuse=100_000, workers=2, options=ONE_CLIENT_UNLIMITED) as service:
         victim = service.worker_pids()[0]
         with ThreadPoolExecutor(1) as pool:
             load = pool.submit(

@@ -58,6 +58,45 @@ def test_a_long_sentence_becomes_chunks_the_model_takes(speaker: Any, speech: An
     assert all(len(speaker.tokens(c)) <= speech.MAX_TOKENS for c in planned)
 
 
+class ShortRunsOnly:
+    """A runner that refuses runs over ``limit`` tokens as OpenVINO refuses too
+    long an audio (RuntimeError), and otherwise makes a second per token."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.runs: list[int] = []
+
+    def run_numpy(self, inputs: Any) -> dict[str, Any]:
+        tokens = inputs["tokens"].shape[1] - 2  # without the two padding tokens
+        if tokens > self.limit:
+            raise RuntimeError("[CPU] Multiply node ... Check 'input_shape[j] == 1' failed")
+        self.runs.append(tokens)
+        return {"audio": np.full(tokens * 24_000, 0.5, np.float32)}
+
+
+def test_a_run_the_host_refuses_as_too_long_is_said_in_halves(speech: Any) -> None:
+    """Issue 34: OpenVINO makes at most ~1 million samples in a run; the piece is
+    cut as chunks() cuts, each part said with the usual pause between them."""
+    runner = ShortRunsOnly(limit=100)
+    speaker = speech.Speaker(
+        str(MODELS / "speak"), str(MODELS / "openjtalk" / "naist-jdic"), runner=runner
+    )
+    piece = speaker.plan("あいうえお" * 60)[0]
+    audio = speaker.synthesize(piece, "jf_alpha", 1.0)
+    tokens = len(speaker.tokens(piece))
+    cuts = len(runner.runs) - 1
+    # Every token is said but the spaces the cuts fall on (chunks() drops those).
+    assert tokens > 200 and max(runner.runs) <= 100 and sum(runner.runs) == tokens - cuts
+    pause = int(speech.PAUSE_SECONDS * speech.SAMPLE_RATE)
+    assert len(audio) == sum(runner.runs) * 24_000 + cuts * pause
+    # A short run that fails is not about its length: the error is the caller's.
+    speaker._model = ShortRunsOnly(limit=10)
+    short = speaker.plan("あいうえおかきくけこ")[0]
+    assert len(speaker.tokens(short)) < speech.MIN_SPLIT
+    with pytest.raises(RuntimeError, match="input_shape"):
+        speaker.synthesize(short, "jf_alpha", 1.0)
+
+
 @pytest.mark.parametrize(
     ("text", "words"),
     [

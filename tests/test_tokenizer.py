@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 MINILM = ROOT / "build" / "models" / "minilm"
 CORPUS = ROOT / "tests" / "data" / "tokenizer_corpus.txt"
 sys.path.insert(0, str(ROOT / "apps" / "textclass"))
-from tokenizer import SPECIAL_TOKENS, WordPiece  # noqa: E402  (the app's own, run natively)
+import tokenizer  # noqa: E402  (the app's own, run natively)
+from tokenizer import SPECIAL_TOKENS, WordPiece  # noqa: E402
 
 if not all((MINILM / name).is_file() for name in ("vocab.txt", "tokenizer.json")):
     pytest.skip(
@@ -237,3 +238,33 @@ def test_from_text_and_bad_max_length(wordpiece: WordPiece) -> None:
     assert WordPiece(text.replace("\n", "\r\n")).vocab == wordpiece.vocab
     with pytest.raises(ValueError, match="max_length"):
         wordpiece.encode("hello", max_length=1)
+
+
+def test_long_texts_read_in_pieces_match_hf(
+    wordpiece: WordPiece, hf: Tokenizer, corpus: list[str]
+) -> None:
+    """Texts many pieces long (tokenizer.PIECE_CHARS), joined by every kind of space or
+    none: the same tokens as HF's, whole and truncated."""
+    rng = random.Random(34)
+    joins = (" ", "\n", "\t", "\r\n", "", "\u3000", "\x00", " \u0301")
+    texts = [join.join(rng.sample(corpus, 80)) for join in joins]
+    assert min(map(len, texts)) > 3 * tokenizer.PIECE_CHARS
+    for max_length in (None, MAX_LENGTH):
+        bad = mismatches(wordpiece, hf, texts, max_length)
+        assert not bad, f"max_length {max_length}: {len(bad)} texts differ:\n" + "\n".join(bad)
+
+
+def test_a_limit_reads_only_as_much_text_as_it_needs(
+    wordpiece: WordPiece, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A megabyte of text costs what its first tokens cost (issue 34: /textclass read
+    all of it, 21 s and 1.5 GB, before keeping 128 tokens)."""
+    text = "hello world, " * 100_000
+    expected = wordpiece.text_ids(text[:2000])[:126]
+    normalized: list[int] = []
+    normalize = WordPiece.normalize
+    monkeypatch.setattr(
+        WordPiece, "normalize", staticmethod(lambda t: normalized.append(len(t)) or normalize(t))
+    )
+    assert wordpiece.text_ids(text, limit=126) == expected
+    assert sum(normalized) < 2 * tokenizer.PIECE_CHARS, normalized

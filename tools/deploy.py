@@ -22,7 +22,10 @@ SIGTERM or SIGINT stops everything and exits 0.
 from __future__ import annotations
 
 import argparse
+import grp
+import json
 import os
+import pwd
 import shutil
 import signal
 import socket
@@ -30,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
@@ -48,26 +52,67 @@ WORKER_TIMEOUT_S = 120
 # stall, not a trickle (a byte every few seconds restarts them): this bounds
 # how many connections such a client can hold in nginx (never in a worker).
 CONNECTIONS_PER_CLIENT = 64
+# Requests per second one client address may start (`limit_req`), and how many
+# more it may send at once before the rate applies: a client over them gets a
+# JSON 429. The burst lets a page or a batch job start a few requests together.
+RATE_PER_CLIENT = 50
+BURST_PER_CLIENT = 100
+# Requests a worker runs at once (its `--max-concurrent-requests`); more wait
+# their turn in it, first come first served. Inference is bound by the
+# machine's cores, so running more at once adds only memory: each holds an
+# instance, its models and their buffers (docs/serving.md, "Budgets").
+CONCURRENCY_PER_WORKER = 2
+# Requests nginx gives one worker at once, running or waiting (`max_conns`):
+# past it on every worker, nginx answers 503 at once instead of letting a
+# burst pile up. A request whose client hung up still counts until the worker
+# has finished it (`proxy_ignore_client_abort`): wasmtime 49 cannot stop it,
+# and letting it go uncounted would let a client start any number of them.
+QUEUE_PER_WORKER = 8
 # The largest body any endpoint takes (apps/serve's /ocr: 16 MiB); each
 # endpoint refuses what is over its own limit with its own 413.
-MAX_BODY = "17m"
+MAX_BODY_MIB = 17
+MAX_BODY = f"{MAX_BODY_MIB}m"
+
+# nginx's own refusals, as JSON like the app's: status -> message. 494 is
+# nginx's code for request headers over its buffers (sent as 400 otherwise).
+NGINX_ERRORS = {
+    400: "the request is not valid HTTP/1.1",
+    408: "the request did not arrive within {client_timeout} s",
+    413: "the body is over {max_body_mib} MiB, the most any endpoint takes",
+    414: "the request line is too long",
+    429: (
+        "too many requests from this address: at most {rate} a second (bursts of {burst}) "
+        "and {per_client} connections at once"
+    ),
+    494: "the request headers are too large",
+    500: "nginx could not handle the request",
+    502: "no worker could take the request (each takes {queue} at once, or it is restarting); "
+    "try again",
+    504: "no answer within {worker_timeout} s",
+}
+# What the client sees for each: 494 is sent as 431 (its standard code), and a
+# worker that cannot take the request (all at max_conns, or restarting) as 503
+# with Retry-After: a moment later it can.
+NGINX_STATUS = {494: 431, 502: 503}
 
 NGINX_CONF = """\
 # nginx in front of `wasmtime serve` workers on loopback, written by tools/deploy.py
 # (docs/serving.md explains each line).
-worker_processes 1;
-pid {prefix}/nginx.pid;
-error_log {prefix}/error.log warn;
+{user}worker_processes 1;
+pid {state}/nginx.pid;
+error_log {state}/error.log warn;
 events {{ worker_connections 1024; }}
 http {{
+    server_tokens off;
     log_format upstream '$upstream_addr $status $request_time';
-    access_log {prefix}/access.log upstream;
-    client_body_temp_path {prefix}/body;
-    proxy_temp_path {prefix}/proxy;
-    fastcgi_temp_path {prefix}/fastcgi;
-    uwsgi_temp_path {prefix}/uwsgi;
-    scgi_temp_path {prefix}/scgi;
-    limit_conn_zone $binary_remote_addr zone=per_client:1m;
+    access_log {state}/access.log upstream;
+    client_body_temp_path {temp}/body;
+    proxy_temp_path {temp}/proxy;
+    fastcgi_temp_path {temp}/fastcgi;
+    uwsgi_temp_path {temp}/uwsgi;
+    scgi_temp_path {temp}/scgi;
+{real_ip}    limit_conn_zone $binary_remote_addr zone=per_client:1m;
+    limit_req_zone $binary_remote_addr zone=per_client_rate:1m rate={rate}r/s;
     upstream wasinn {{
 {servers}
         keepalive 32;
@@ -80,6 +125,8 @@ http {{
         keepalive_timeout 30s;
         limit_conn per_client {per_client};
         limit_conn_status 429;
+        limit_req zone=per_client_rate burst={burst} nodelay;
+        limit_req_status 429;
         client_max_body_size {max_body};
         client_body_buffer_size {max_body};
         location / {{
@@ -90,40 +137,99 @@ http {{
             proxy_send_timeout {client_timeout}s;
             proxy_read_timeout {worker_timeout}s;
             proxy_next_upstream error timeout;
+            proxy_ignore_client_abort on;
         }}
-        error_page 413 @too_large;
-        error_page 502 @no_worker;
-        error_page 504 @worker_timeout;
-        location @too_large {{
-            default_type application/json;
-            return 413 '{{"error": "the body is over {max_body}B, the most any endpoint takes"}}';
-        }}
-        location @no_worker {{
-            default_type application/json;
-            return 502 '{{"error": "no worker could answer; try again"}}';
-        }}
-        location @worker_timeout {{
-            default_type application/json;
-            return 504 '{{"error": "no answer within {worker_timeout} s"}}';
-        }}
+{errors}
     }}
 }}
 """
 
 
-def nginx_conf(prefix: Path, port: int, backends: list[int]) -> str:
+@dataclass(frozen=True)
+class Limits:
+    """What nginx allows: per client address and per worker (the defaults above)."""
+
+    rate: int = RATE_PER_CLIENT
+    burst: int = BURST_PER_CLIENT
+    queue: int = QUEUE_PER_WORKER
+    #: Proxies whose X-Forwarded-For names the real client (addresses or CIDR
+    #: ranges); the per-client limits then count that client, not the proxy.
+    trusted_proxies: tuple[str, ...] = ()
+
+
+DEFAULTS = Limits()
+
+
+def _error_pages(values: dict[str, object]) -> str:
+    """An ``error_page`` and a named location for each of NGINX_ERRORS."""
+    lines = []
+    for status, message in NGINX_ERRORS.items():
+        sent = NGINX_STATUS.get(status, status)
+        body = json.dumps({"error": message.format(**values)}).replace("'", "\\'")
+        retry = "\n            add_header Retry-After 1 always;" if sent == 503 else ""
+        lines += [
+            f"        error_page {status} @error_{status};",
+            f"        location @error_{status} {{",
+            f"            default_type application/json;{retry}",
+            f"            return {sent} '{body}';",
+            "        }",
+        ]
+    return "\n".join(lines)
+
+
+def nginx_conf(
+    state: Path, temp: Path, port: int, backends: list[int], limits: Limits = DEFAULTS
+) -> str:
     """nginx's configuration: listen on ``port``, balance over ``backends`` (loopback
-    ports), keep logs and temporary files under ``prefix``."""
-    servers = "\n".join(f"        server 127.0.0.1:{p};" for p in backends)
-    return NGINX_CONF.format(
-        prefix=prefix,
-        port=port,
-        servers=servers,
-        client_timeout=CLIENT_TIMEOUT_S,
-        worker_timeout=WORKER_TIMEOUT_S,
-        max_body=MAX_BODY,
-        per_client=CONNECTIONS_PER_CLIENT,
+    ports), keep its configuration, pid and logs under ``state`` and the files
+    its workers write (bodies and answers too large for memory) under ``temp``."""
+    values: dict[str, object] = {
+        "client_timeout": CLIENT_TIMEOUT_S, "worker_timeout": WORKER_TIMEOUT_S,
+        "max_body": MAX_BODY, "max_body_mib": MAX_BODY_MIB, "per_client": CONNECTIONS_PER_CLIENT,
+        "rate": limits.rate, "burst": limits.burst, "queue": limits.queue,
+    }  # fmt: skip
+    servers = "\n".join(
+        f"        server 127.0.0.1:{p} max_conns={limits.queue};" for p in backends
     )
+    real_ip = "".join(f"    set_real_ip_from {cidr};\n" for cidr in limits.trusted_proxies)
+    if real_ip:
+        real_ip += "    real_ip_header X-Forwarded-For;\n    real_ip_recursive on;\n"
+    # As root, nginx's workers run as nobody; elsewhere as the user who starts it.
+    user = f"user {WORKER_USER} {WORKER_GROUP};\n" if os.geteuid() == 0 else ""
+    return NGINX_CONF.format(
+        user=user, state=state, temp=temp, port=port, servers=servers, real_ip=real_ip,
+        errors=_error_pages(values), **values,
+    )  # fmt: skip
+
+
+# The unprivileged account nginx's workers (and, started as root, the wasmtime
+# workers) run as.
+WORKER_USER, WORKER_GROUP = "nobody", "nogroup"
+
+
+def prepare_state(
+    state: Path, port: int, backends: list[int], limits: Limits = DEFAULTS
+) -> tuple[Path, Path]:
+    """Write nginx's configuration into ``state`` (created owner-only if missing;
+    refused if others may write to it, since nginx reads it as root), with a
+    separate temporary folder that only nginx's workers may write. Returns the
+    configuration file and the temporary folder (the caller removes it)."""
+    state.mkdir(mode=0o700, parents=True, exist_ok=True)
+    mode = state.stat().st_mode
+    if mode & 0o022:
+        raise PermissionError(
+            f"{state} may be written by others (mode {mode & 0o777:o}); nginx reads its "
+            f"configuration there as root: chmod go-w {state}, or leave --state out"
+        )
+    temp = Path(tempfile.mkdtemp(prefix="wasinn-nginx-temp-"))
+    if os.geteuid() == 0:
+        # The workers write here and nowhere else; nginx creates the subfolders.
+        os.chown(temp, pwd.getpwnam(WORKER_USER).pw_uid, grp.getgrnam(WORKER_GROUP).gr_gid)
+    conf = state / "nginx.conf"
+    fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(nginx_conf(state, temp, port, backends, limits))
+    return conf, temp
 
 
 def nginx_binary() -> str | None:
@@ -178,10 +284,16 @@ class Process:
     accepts connections on ``port`` it is logged as ready."""
 
     def __init__(
-        self, label: str, argv: list[str], port: int, stop_signal: int = signal.SIGTERM
+        self,
+        label: str,
+        argv: list[str],
+        port: int,
+        stop_signal: int = signal.SIGTERM,
+        unprivileged: bool = False,
     ) -> None:
         self.label = label
         self.argv = argv
+        self.unprivileged = unprivileged
         self.port = port
         self.ready = False
         self.stop_signal = stop_signal
@@ -192,7 +304,14 @@ class Process:
         self.due = 0.0  # when a restart may happen (backoff)
 
     def start(self) -> None:
-        self.proc = subprocess.Popen(self.argv)
+        if self.unprivileged and os.geteuid() == 0:
+            # Root could write every file the component is given (wasmtime 49
+            # maps folders read-write): as nobody it reads them and writes nothing.
+            self.proc = subprocess.Popen(
+                self.argv, user=WORKER_USER, group=WORKER_GROUP, extra_groups=[]
+            )
+        else:
+            self.proc = subprocess.Popen(self.argv)
         self.started = time.monotonic()
         self.ready = False
         log(f"{self.label} started (pid {self.proc.pid})")
@@ -226,9 +345,11 @@ class Process:
             stop(self.proc, self.stop_signal)
 
 
-def worker_argv(command: list[str], port: int) -> list[str]:
-    """``command`` (the component last) listening on 127.0.0.1:port."""
-    return [*command[:-1], "--addr", f"127.0.0.1:{port}", command[-1]]
+def worker_argv(command: list[str], port: int, concurrency: int) -> list[str]:
+    """``command`` (the component last) listening on 127.0.0.1:port, running at
+    most ``concurrency`` requests at once."""
+    limit = ["--max-concurrent-requests", str(concurrency)]
+    return [*command[:-1], *limit, "--addr", f"127.0.0.1:{port}", command[-1]]
 
 
 class Stop(Exception):
@@ -244,16 +365,41 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--proxy", action="store_true", help="nginx in front of the workers")
-    parser.add_argument("--state", type=Path, help="nginx's folder (default: a temporary one)")
+    parser.add_argument(
+        "--state", type=Path, help="nginx's folder, owner-only (default: a temporary one)"
+    )
+    parser.add_argument(
+        "--rate", type=int, default=RATE_PER_CLIENT,
+        help=f"requests a second per client address ({RATE_PER_CLIENT})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--burst", type=int, default=BURST_PER_CLIENT,
+        help=f"requests a client may send at once beyond the rate ({BURST_PER_CLIENT})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--concurrency", type=int, default=CONCURRENCY_PER_WORKER,
+        help=f"requests a worker runs at once; more wait ({CONCURRENCY_PER_WORKER})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--queue", type=int, default=QUEUE_PER_WORKER,
+        help=f"requests nginx gives a worker at once, running or waiting ({QUEUE_PER_WORKER})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--trusted-proxy", action="append", default=[], metavar="CIDR",
+        help="a proxy whose X-Forwarded-For names the client (repeatable)",
+    )  # fmt: skip
     parser.add_argument("command", nargs="+", help="a worker's command, the component last")
     args = parser.parse_args(argv)
     if args.workers < 1:
         parser.error("--workers must be 1 or more")
     if args.workers > 1 and not args.proxy:
         parser.error("several workers need --proxy (they cannot share one port)")
+    if min(args.rate, args.burst + 1, args.concurrency, args.queue) < 1:
+        parser.error("--rate, --concurrency and --queue must be 1 or more, --burst 0 or more")
 
     processes: list[Process] = []
     state: Path | None = None
+    temp: Path | None = None
     if args.proxy:
         nginx = nginx_binary()
         if nginx is None:
@@ -261,10 +407,12 @@ def main(argv: list[str]) -> int:
             return 1
         ports = [free_port() for _ in range(args.workers)]
         state = args.state or Path(tempfile.mkdtemp(prefix="wasinn-deploy-"))
-        state.mkdir(parents=True, exist_ok=True)
-        os.chmod(state, 0o777)  # nginx's workers drop root and write their logs here
-        conf = state / "nginx.conf"
-        conf.write_text(nginx_conf(state, args.port, ports))
+        limits = Limits(args.rate, args.burst, args.queue, tuple(args.trusted_proxy))
+        try:
+            conf, temp = prepare_state(state, args.port, ports, limits)
+        except PermissionError as e:
+            log(str(e))
+            return 1
         processes.append(
             Process(
                 f"nginx on 127.0.0.1:{args.port}",
@@ -278,7 +426,12 @@ def main(argv: list[str]) -> int:
         ports = [args.port]
     for port in ports:
         processes.append(
-            Process(f"worker 127.0.0.1:{port}", worker_argv(args.command, port), port)
+            Process(
+                f"worker 127.0.0.1:{port}",
+                worker_argv(args.command, port, args.concurrency),
+                port,
+                unprivileged=True,
+            )
         )
 
     signal.signal(signal.SIGTERM, _stop)
@@ -297,6 +450,8 @@ def main(argv: list[str]) -> int:
             process.stop()
         if state is not None and args.state is None:
             shutil.rmtree(state, ignore_errors=True)
+        if temp is not None:
+            shutil.rmtree(temp, ignore_errors=True)
     return 0
 
 

@@ -52,9 +52,13 @@ CLASSIFIER_WIDTH = 192
 UPSIDE_DOWN_SCORE = 0.9
 RECOGNISER_WIDTH = 320
 TEXT_SCORE = 0.5
-#: Pixels of the image after rapidocr's size rules at most: a very thin image
-#: (2000 x 1, say) would otherwise grow to gigabytes of black bands.
-MAX_PIXELS = 4096 * 4096
+#: The most pixels the detector is run on, after rapidocr's size rules, its
+#: black bands and the detector's own resize: what one read costs in memory
+#: and time grows with it (DBNet's feature maps on the host). 2048 x 2048
+#: covers every image rapidocr's limits leave square (at most 2000 a side);
+#: a thin image is refused by ``check_size`` when its bands would make more
+#: (1999 x 8 becomes 7488 x 32, then 7488 x 1872 with its bands: 14 million).
+MAX_DETECTOR_PIXELS = 2048 * 2048
 #: Pixels of a crop or a line: u8 [height, width, 3].
 Pixels = npt.NDArray[np.uint8]
 #: Samples one crop_graph run may take (N boxes x tallest x widest), to bound host memory.
@@ -63,6 +67,60 @@ CROP_SAMPLES = 4_000_000
 
 class UnreadableImage(ValueError):
     """The image cannot be read with rapidocr's rules (too thin or too wide)."""
+
+
+class Sizes(NamedTuple):
+    """The sizes an image of ``height`` x ``width`` goes through, by rapidocr's
+    rules: ``limited`` after its side limits (rounded to multiples of 32 when
+    they resize it),
+    ``band`` rows of black above and below it, and ``detector``, the size the
+    detector runs at (its shorter side at least ``DETECTOR_SIDE``)."""
+
+    limited: tuple[int, int]
+    band: int
+    detector: tuple[int, int]
+
+    @property
+    def detector_pixels(self) -> int:
+        return self.detector[0] * self.detector[1]
+
+
+def sizes(height: int, width: int) -> Sizes:
+    """What ``Reader.read`` will make of a ``height`` x ``width`` image, without
+    touching a pixel. Raises ``UnreadableImage`` for an image its rules shrink
+    to nothing.
+
+    >>> sizes(1080, 1920)
+    Sizes(limited=(1080, 1920), band=0, detector=(1088, 1920))
+    """
+    limited = height, width
+    for step in _limit_steps(height, width):
+        limited = step[0], step[1]
+    band = _band(*limited)
+    detector = _detector_size(limited[0] + 2 * band, limited[1])
+    return Sizes(limited, band, detector)
+
+
+def check_size(height: int, width: int) -> Sizes:
+    """``sizes(height, width)``, refusing with ``UnreadableImage`` an image the
+    detector would run on more than ``MAX_DETECTOR_PIXELS`` for (a very thin
+    one: rapidocr pads it with black bands). Cheap: call it on the header's
+    size before decoding.
+
+    Example::
+
+        check_size(8, 1999)   # UnreadableImage: ... 7488 x 1872 ...
+    """
+    planned = sizes(height, width)
+    if planned.detector_pixels > MAX_DETECTOR_PIXELS:
+        h, w = planned.detector
+        raise UnreadableImage(
+            f"a {width}x{height} image is too thin to read: rapidocr's rules would run the "
+            f"detector on {w}x{h} pixels ({planned.detector_pixels:,}); the limit is "
+            f"{MAX_DETECTOR_PIXELS:,}; give it at least {MIN_SIDE} pixels on its shorter side, "
+            "or cut it into shorter pieces"
+        )
+    return planned
 
 
 class Line(NamedTuple):
@@ -132,8 +190,9 @@ class Reader:
             clock = now
 
         raw_height, raw_width = pixels.shape[0], pixels.shape[1]
+        planned = check_size(raw_height, raw_width)
         image, scale_y, scale_x = _within_limits(pixels)
-        image, top = _letterboxed(image)
+        image, top = _letterboxed(image, planned.band)
         height, width = image.shape[0], image.shape[1]
         lap("prepare")
         found = self._detect(image, lap)
@@ -160,12 +219,7 @@ class Reader:
         """The text boxes of ``image``: the fused detector on the host (stage
         "detect"), then ``detect_boxes`` in the guest (stage "boxes", timed by the caller)."""
         height, width = image.shape[0], image.shape[1]
-        side = DETECTOR_SIDE
-        ratio = 1.0
-        if min(height, width) < side:
-            ratio = side / height if height < width else side / width
-        size_h = int(round(int(height * ratio) / 32) * 32)
-        size_w = int(round(int(width * ratio) / 32) * 32)
+        size_h, size_w = _detector_size(height, width)
         if size_h <= 0 or size_w <= 0:
             lap("detect")
             return []
@@ -324,13 +378,10 @@ def _line_batch(
     }
 
 
-def _within_limits(pixels: Tensor) -> tuple[Tensor, float, float]:
-    """rapidocr's size limits: the image resized (to multiples of 32) when its
-    longest side is over MAX_SIDE or its shortest under MIN_SIDE; with the
-    factors that map the result's y and x back to the input's."""
-    height, width = pixels.shape[0], pixels.shape[1]
-    scale_y = scale_x = 1.0
-    image = pixels
+def _limit_steps(height: int, width: int) -> Iterator[tuple[int, int, float]]:
+    """rapidocr's size limits: each resize they ask for (to multiples of 32),
+    as (new height, new width, the factor it applied): first when the longest
+    side is over MAX_SIDE, then when the shortest is under MIN_SIDE."""
     for too_big in (True, False):
         longest = max(height, width)
         shortest = min(height, width)
@@ -344,6 +395,17 @@ def _within_limits(pixels: Tensor) -> tuple[Tensor, float, float]:
         new_w = int(round(int(width * ratio) / 32) * 32)
         if new_h <= 0 or new_w <= 0:
             raise UnreadableImage(f"a {width}x{height} image is too thin to read")
+        yield new_h, new_w, ratio
+        height, width = new_h, new_w
+
+
+def _within_limits(pixels: Tensor) -> tuple[Tensor, float, float]:
+    """The image resized by rapidocr's size limits (``_limit_steps``), with the
+    factors that map the result's y and x back to the input's."""
+    height, width = pixels.shape[0], pixels.shape[1]
+    scale_y = scale_x = 1.0
+    image = pixels
+    for new_h, new_w, _ in _limit_steps(height, width):
         image = ops.resize(image, (new_h, new_w))
         # rapidocr keeps only the last step's factors.
         scale_y, scale_x = height / new_h, width / new_w
@@ -351,20 +413,29 @@ def _within_limits(pixels: Tensor) -> tuple[Tensor, float, float]:
     return image, scale_y, scale_x
 
 
-def _letterboxed(image: Tensor) -> tuple[Tensor, int]:
-    """rapidocr's black bands above and below a low or very wide image, and the
-    band's height (0 when none is added)."""
-    height, width = image.shape[0], image.shape[1]
+def _band(height: int, width: int) -> int:
+    """The rows of black rapidocr adds above and below a low (MIN_HEIGHT or
+    less) or very wide (over MAX_WIDTH_RATIO) image; 0 for the others."""
     if height > MIN_HEIGHT and width / height <= MAX_WIDTH_RATIO:
-        return image, 0
+        return 0
     wanted = max(int(width / MAX_WIDTH_RATIO), MIN_HEIGHT) * 2
-    band = int(abs(wanted - height) / 2)
-    if (height + 2 * band) * width > MAX_PIXELS:
-        raise UnreadableImage(
-            f"a {width}x{height} image (after rapidocr's size rules) is too thin to read: "
-            f"its black bands would make it {width}x{height + 2 * band}"
-        )
+    return int(abs(wanted - height) / 2)
+
+
+def _letterboxed(image: Tensor, band: int) -> tuple[Tensor, int]:
+    """The image with ``band`` rows of black above and below (``_band``)."""
+    if not band:
+        return image, 0
     return Tensor(np.pad(np.asarray(image), ((band, band), (0, 0), (0, 0)))), band
+
+
+def _detector_size(height: int, width: int) -> tuple[int, int]:
+    """The size the detector runs at: the shorter side brought up to
+    DETECTOR_SIDE, both rounded to multiples of 32."""
+    ratio = 1.0
+    if min(height, width) < DETECTOR_SIDE:
+        ratio = DETECTOR_SIDE / height if height < width else DETECTOR_SIDE / width
+    return int(round(int(height * ratio) / 32) * 32), int(round(int(width * ratio) / 32) * 32)
 
 
 def _original(

@@ -17,9 +17,12 @@ Errors are JSON {"error": "..."}: 400 bad body (including JSON nested deeper tha
 jsonbody.MAX_DEPTH; for /speak empty text, an unknown voice, a speed outside
 speech.MIN_SPEED..MAX_SPEED), 404 unknown path, 405 wrong method, 413 body over
 MAX_BODY_BYTES (MAX_IMAGE_BYTES for /ocr), an image declaring more pixels than
-its endpoint takes or text over MAX_SPEAK_CHARS, 415 wrong Content-Type, 422 text
+its endpoint takes (for /ocr also one so thin that the detector would run on
+more than pipeline.MAX_DETECTOR_PIXELS) or text over MAX_SPEAK_CHARS, 415 wrong
+Content-Type, 422 text
 with a character that has no reading (named in the error), 500 anything
-unexpected. /speak reads the whole text before the answer starts, so every such
+unexpected. Each route's budget (input size, CPU seconds, memory) is in
+docs/serving.md, "Budgets". /speak reads the whole text before the answer starts, so every such
 error comes before the first byte of audio; a failure after that can only end
 the stream early (and is logged).
 Run it with `./build.sh serve serve [--port P] [--reuse N]` (docs/serving.md).
@@ -60,12 +63,15 @@ MAX_BODY_BYTES = 1 << 20
 # Photos and scans for /ocr.
 MAX_IMAGE_BYTES = 16 << 20
 # The most pixels an /ocr image may declare (a 16-megapixel photo), refused with 413
-# from its header before anything is decoded: decoding takes up to ~3 bytes of
-# memory per pixel and channel, so this bounds one request's memory to ~150 MB.
+# from its header before anything is decoded (decoding alone needs about 3 bytes
+# per pixel and channel: ~150 MB here). The detector's own size is bounded too,
+# also from the header (pipeline.MAX_DETECTOR_PIXELS): a thin image is refused,
+# not padded. What a whole request costs is measured in docs/serving.md, "Budgets".
 # (/digits takes at most digits.MAX_PIXELS, 512 x 512.)
 MAX_OCR_PIXELS = 4096 * 4096
-# Texts plus labels per /textclass request: each is one MiniLM run (~20 ms), so
-# this bounds a request's time to a few seconds.
+# Texts plus labels per /textclass request: each is one MiniLM run (~20 ms) of at
+# most textclass.MAX_TOKENS tokens, and only as much of each text is read as
+# those tokens need (the tokenizer stops there), so this bounds a request's time.
 MAX_TEXTCLASS_ITEMS = 64
 READ_CHUNK = 64 << 10
 # wasi:io's blocking-write-and-flush takes at most 4096 bytes per call.
@@ -73,6 +79,16 @@ WRITE_CHUNK = 4096
 # The longest /speak text, in characters: about a minute and a half of speech,
 # which takes the host tens of seconds to make.
 MAX_SPEAK_CHARS = 500
+# What /speak makes at most, in phonemes: the model's work grows with the audio,
+# and a character can read as several phonemes (a Latin letter is spelled out:
+# "W" is ダブリュー) or a slow speed stretch them. So a text counts its phonemes
+# divided by the speed, plus SPEAK_RUN_PHONEMES for each model run (a sentence,
+# or a piece of a long one): however short, a run costs the host about as much
+# as ten phonemes (0.33 s of CPU against 0.036 s; docs/serving.md, "Budgets").
+# Counted after the text is read (milliseconds), before any audio is made.
+# Everyday text of 500 characters counts about 1,200.
+MAX_SPEAK_PHONEMES = 1500
+SPEAK_RUN_PHONEMES = 10
 
 # The used apps' folders are mapped to /apps/NAME (build.txt, `./build.sh serve`).
 DIGITS_MODEL = "/apps/digits/model/digits.xml"
@@ -181,11 +197,16 @@ def answer_textclass(body: bytes) -> dict[str, object]:
 def answer_ocr(body: bytes) -> dict[str, object]:
     start = time.perf_counter()
     try:
+        # The header alone says what reading it would cost: refuse before decoding.
+        info = image.probe(body, name="the request body")
+        pipeline.check_size(info.height, info.width)
         pixels = pipeline.rgb_pixels(body, "the request body", max_pixels=MAX_OCR_PIXELS)
     except image.ImageTooLargeError as e:
         raise HttpError(413, str(e)) from None
     except image.ImageError as e:
         raise HttpError(400, str(e)) from None
+    except pipeline.UnreadableImage as e:  # thinner than the detector's limit allows
+        raise HttpError(413, str(e)) from None
     decoded = time.perf_counter()
     reader = OCR.get()  # a failure here is the server's (500), not the request's
     try:
@@ -232,6 +253,16 @@ def answer_speak(body: bytes) -> Stream:
         raise HttpError(422, str(e)) from None
     except speech.SentenceTooLong as e:
         raise HttpError(413, str(e)) from None
+    phonemes = sum(len(speaker.tokens(chunk)) for chunk in planned)
+    counted = phonemes / speed + SPEAK_RUN_PHONEMES * len(planned)
+    if counted > MAX_SPEAK_PHONEMES:
+        raise HttpError(
+            413,
+            f'"text" is too much to say at once: {phonemes} phonemes at speed {speed} in '
+            f"{len(planned)} runs of the model count as {counted:.0f} (phonemes / speed + "
+            f"{SPEAK_RUN_PHONEMES} a run); the limit is {MAX_SPEAK_PHONEMES}: send less text, "
+            "in fewer sentences",
+        )
     speaker.model  # noqa: B018 - loaded before the answer starts: a failure is still a 500
 
     def pieces() -> Iterator[bytes]:

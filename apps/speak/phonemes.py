@@ -138,11 +138,18 @@ def normalize(text: str) -> str:
     >>> normalize("価格は1〜2万円")
     '価格は いちから に万円'
     """
-    text = re.sub(r"[〜～](?=\d)", "から", text)
+    text = _WAVE_DASH_BEFORE_NUMBER.sub("から", text)
     text = text.translate(_PHONETIC_EXTENSIONS)
     text = unicodedata.normalize("NFKC", text)
-    return "".join(" " + reading(part) if part.isdigit() else part
-                   for part in re.findall(r"\d+|\D+", text))  # fmt: skip
+    return "".join(" " + reading(part) if "0" <= part[0] <= "9" else part
+                   for part in _NUMBERS_AND_TEXT.findall(text))  # fmt: skip
+
+
+# ASCII digits only (NFKC has already turned full-width ones into ASCII): other
+# scripts' decimal digits (Arabic-Indic ٣, Devanagari ३, ...) stay text, which
+# OpenJTalk has no reading for, so they are named in an ``UnreadableText``.
+_WAVE_DASH_BEFORE_NUMBER = re.compile(r"[〜～](?=[0-9])")
+_NUMBERS_AND_TEXT = re.compile(r"[0-9]+|[^0-9]+")
 
 
 #: The Katakana Phonetic Extensions block (ㇰ U+31F0 ...) as full-size katakana.

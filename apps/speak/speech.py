@@ -38,7 +38,7 @@ import numpy.typing as npt
 from kokoro_input import model_input
 from phonemes import Word, known_words, normalize, phonemes, says_something, unread
 
-from wasinn import Model
+from wasinn import BackendRuntimeError, Model
 
 #: Where build.sh puts the model and its data (prepare.py), as the component sees it.
 MODELS = "/models/speak"
@@ -59,6 +59,9 @@ MIN_SPEED, MAX_SPEED = 0.5, 2.0
 MAX_TOKENS = 500
 #: Silence between two pieces (sentences or chunks), as the reference makes it.
 PAUSE_SECONDS = 0.35
+#: The fewest tokens a run that the host refuses is cut into halves for
+#: (``Speaker.synthesize``); a shorter one failing is not about its length.
+MIN_SPLIT = 64
 #: Audio quieter than this at the ends of a piece is trimmed, keeping TRIM_PAD.
 TRIM_LEVEL = 0.01
 TRIM_PAD = int(0.03 * SAMPLE_RATE)
@@ -262,6 +265,8 @@ class Speaker:
         lone = [c for c in text if "\ud800" <= c <= "\udfff"]
         if lone:  # half of a UTF-16 pair (JSON's "\ud800" escape): not a character
             raise UnreadableText(f"U+{ord(lone[0]):04X} is half of a UTF-16 pair, not a character")
+        if "\0" in text:  # OpenJTalk reads C strings, which end at the first NUL
+            raise UnreadableText(f"U+0000 (NUL) in {sentence!r}: leave it out")
         size = len(text.encode("utf-8"))
         if size > _openjtalk.MAX_TEXT_BYTES:
             raise SentenceTooLong(
@@ -294,7 +299,21 @@ class Speaker:
         if len(tokens) > MAX_TOKENS:
             raise ValueError(f"{len(tokens)} tokens in one run; at most {MAX_TOKENS} (chunks())")
         styles = self.voices[check_voice(voice)]
-        out = self.model.run_numpy(model_input(tokens, styles, check_speed(speed)))
+        try:
+            out = self.model.run_numpy(model_input(tokens, styles, check_speed(speed)))
+        except (BackendRuntimeError, RuntimeError):
+            # OpenVINO's CPU plugin refuses to make about a million samples
+            # (~41 s) or more in one run (a shape check in the generator's sine
+            # source fails; onnxruntime makes them): 443 tokens of vowels at
+            # speed 1 pass, 447 fail, half as many at speed 0.5. The reference
+            # never meets it, cutting at 500 tokens: here such a piece is said
+            # in two halves, cut as ``chunks`` cuts, with the usual pause.
+            halves = chunks(phonemes, len(phonemes) // 2) if len(tokens) >= MIN_SPLIT else []
+            if len(halves) < 2:
+                raise
+            pause = np.zeros(int(PAUSE_SECONDS * SAMPLE_RATE), np.float32)
+            first, *rest = (self.synthesize(half, voice, speed) for half in halves)
+            return np.concatenate([first, *(x for r in rest for x in (pause, r))])
         audio = np.asarray(out["audio"], np.float32).reshape(-1)
         if not np.isfinite(audio).all():  # never a silently broken WAV
             raise RuntimeError(f"the model's audio for {phonemes!r} is not finite (NaN or inf)")
