@@ -40,19 +40,24 @@ usage: ./build.sh [COMMAND] [ARGS]
                        an app's requirements.txt (NAME==VERSION, pure Python) goes in too
   run APP [ARGS]       run an app under wasmtime with wasi-nn on OpenVINO, building it first
                        if anything changed; APP is a name in apps/ or an app folder
-  serve APP [--port P] [--reuse N]
+  serve APP [--port P] [--reuse N] [--concurrency N]
                        serve an HTTP app (e.g. serve) under `wasmtime serve` on 127.0.0.1:P
                        (8080), restarted if it dies; --reuse N: up to N requests per
-                       instance (docs/serving.md)
-  deploy APP [--port P] [--reuse N] [--workers N]
+                       instance; --concurrency N: requests run at once, the rest wait (2);
+                       a 60 s limit per request (docs/serving.md)
+  deploy APP [--port P] [--reuse N] [--concurrency N] [--workers N] [--queue N]
+         [--rate N] [--burst N] [--trusted-proxy CIDR]...
                        the same behind nginx on 127.0.0.1:P: N workers (2), each restarted
-                       if it dies; timeouts for slow clients, JSON errors (docs/serving.md)
+                       if it dies; timeouts for slow clients, JSON errors; --queue: requests
+                       a worker is given at once, then 503 (8); --rate/--burst: requests a
+                       second per client address (50, bursts of 100), then 429;
+                       --trusted-proxy: a proxy whose X-Forwarded-For names the client
   setup                create .venv and install the pinned toolchain, install the C toolchain
                        (Debian's clang 19 for wasm32-wasi) if missing, and compile wasinn's
                        C extension modules (done by all commands)
   bench [--quick] [--only NAME]
                        benchmark guest vs native and wasinn vs raw bindings; writes bench/results/
-                       (--only fused_ir|speech: that case alone; bench/README.md)
+                       (--only fused_ir|speech|request_costs: that case alone; bench/README.md)
   soak [PYTEST_ARGS]   100,000 HTTP requests to a reusing `wasmtime serve` (no failure, flat RSS),
                        then leak checks in one component: 100,000 VAD steps, 1,000
                        load-run-close cycles, 10,000 load-run-del cycles (no close(), no gc)
@@ -426,10 +431,12 @@ run_app() {
   "${argv[@]}"
 }
 
-# `./build.sh serve APP [--port P] [--reuse N]` and `./build.sh deploy APP
-# [--port P] [--reuse N] [--workers N]`: an HTTP app (world wasinn:apps/server)
-# on 127.0.0.1:P, built first if anything changed. The same folders as `run`
-# are mapped, plus each app it uses (build.txt) at /apps/NAME. --reuse N hands
+# `./build.sh serve APP [--port P] [--reuse N] [--concurrency N]` and `./build.sh
+# deploy APP [... --workers N --queue N --rate N --burst N --trusted-proxy CIDR]`:
+# an HTTP app (world wasinn:apps/server) on 127.0.0.1:P, built first if anything
+# changed. The folders its build.txt `reads` are mapped (else the same as `run`,
+# plus each app it uses at /apps/NAME). tools/deploy.py checks and applies the
+# limits (docs/serving.md, "Budgets"). --reuse N hands
 # up to N requests to one instance (models stay loaded); without it every
 # request gets a fresh instance. tools/deploy.py restarts a worker that dies;
 # `deploy` puts nginx in front of N workers (timeouts for slow clients, limits,
@@ -654,7 +661,7 @@ case "$cmd" in
     # guest's cases that one, and `--only speech` the speak app, which its first
     # `./build.sh run` builds.
     if [[ " $* " == *" --only"[=\ ]* ]]; then
-      [[ " $* " == *[=\ ]"speech "* ]] || build "$ROOT/bench/bench_guest"
+      [[ " $* " == *[=\ ]"speech "* || " $* " == *[=\ ]"request_costs "* ]] || build "$ROOT/bench/bench_guest"
     else
       build "$ROOT/apps/digits" "$ROOT/apps/vad" "$ROOT/apps/textclass" "$ROOT/apps/ocr" "$ROOT/apps/speak" "$ROOT/bench/bench_guest"
     fi

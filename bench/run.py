@@ -37,6 +37,7 @@ import image_bench  # noqa: E402  (bench/, beside this file)
 import numpy_bench  # noqa: E402
 import ocr_bench  # noqa: E402
 import photo_bench  # noqa: E402
+import request_costs  # noqa: E402
 import speech_bench  # noqa: E402
 import wasmtime_flags  # noqa: E402  (tools/, the settings of every component)
 from serve_bench import serve_bench, serve_report  # noqa: E402
@@ -920,6 +921,8 @@ def report(data: dict[str, Any]) -> str:
     if "speech" in data:
         lines += speech_bench.report(data["speech"])
     lines += serve_report(data["serve"])
+    if "request_costs" in data:
+        lines += request_costs.report(data["request_costs"])
     lines += ["", "## Targets", "", "| target | measured | met |", "|---|---|---|"]
     for name, goal, value, better in targets(data) + builder_targets(data):
         met = value <= goal if better == "lower" else value >= goal
@@ -1010,6 +1013,7 @@ def main() -> None:
     data["numpy"] = numpy_bench.run(args.quick)
     data["speech"] = speech_bench.run(args.quick)
     data["serve"] = serve_bench(args.quick)
+    data["request_costs"] = request_costs.run(args.quick)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "latest.json").write_text(json.dumps(data, indent=1))
     (args.out / "latest.md").write_text(report(data))
@@ -1024,6 +1028,7 @@ def main() -> None:
 ALONE: dict[str, tuple[Any, Any, tuple[str, ...]]] = {
     "fused_ir": (builder_fused_ir, fused_ir_report, ("builder", "fused_ir")),
     "speech": (speech_bench.run, speech_bench.report, ("speech",)),
+    "request_costs": (request_costs.run, request_costs.report, ("request_costs",)),
 }
 
 

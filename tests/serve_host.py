@@ -129,13 +129,24 @@ def direct_argv(app: Path, port: int, dirs: dict[str, Path], reuse: int | None) 
     return [*argv, str(ROOT / "build" / f"{app.name}.cwasm")]
 
 
-def rss_kib(pid: int) -> int:
-    """Resident memory of a process, from /proc."""
+def status_kib(pid: int, key: str) -> int:
+    """A memory field of /proc/PID/status in KiB (VmRSS, VmHWM, ...)."""
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(key + ":"):
                 return int(line.split()[1])
-    raise RuntimeError(f"no VmRSS for pid {pid}")
+    raise RuntimeError(f"no {key} for pid {pid}")
+
+
+def rss_kib(pid: int) -> int:
+    """Resident memory of a process, from /proc."""
+    return status_kib(pid, "VmRSS")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system time of every thread of a process so far, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 class Server:

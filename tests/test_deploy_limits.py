@@ -13,12 +13,17 @@ import json
 import os
 import pwd
 import socket
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import ROOT
 from serve_host import Server, hey, nginx_binary, request
+
+sys.path.insert(0, str(ROOT / "tools"))
+import deploy  # noqa: E402
 
 pytestmark = [
     pytest.mark.integration,
@@ -76,16 +81,19 @@ def test_a_client_over_its_rate_gets_json_429s(service: Server) -> None:
 
 def test_workers_run_unprivileged_and_see_only_what_their_routes_read(service: Server) -> None:
     (pid,) = service.worker_pids()
+    argv = [a for a in Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0") if a]
+    uid = int(Path(f"/proc/{pid}/status").read_text().split("Uid:")[1].split()[0])
     if os.geteuid() == 0:
-        uid = int(Path(f"/proc/{pid}/status").read_text().split("Uid:")[1].split()[0])
-        assert uid == pwd.getpwnam("nobody").pw_uid
-    argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    mapped = sorted(
-        argv[i + 1].decode().split("::")[1] for i, a in enumerate(argv) if a == b"--dir"
-    )
+        # As nobody when nobody can read what the worker is given; else as root, said so.
+        blocked = deploy.unreadable_by_others(deploy.files_read(argv))
+        if blocked is None:
+            assert uid == pwd.getpwnam("nobody").pw_uid
+        else:
+            assert uid == 0 and f"nobody cannot read {blocked}" in service.stderr()
+    mapped = sorted(argv[i + 1].split("::")[1] for i, a in enumerate(argv) if a == "--dir")
     assert mapped == ["/apps/digits/model", "/models/minilm", "/models/ocr",
                       "/models/openjtalk", "/models/speak"]  # fmt: skip
-    assert argv[argv.index(b"--max-concurrent-requests") + 1] == b"2"
+    assert argv[argv.index("--max-concurrent-requests") + 1] == "2"
 
 
 def test_a_full_worker_answers_503_with_retry_after() -> None:

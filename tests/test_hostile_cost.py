@@ -19,7 +19,7 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def costs() -> list[hostile_cost.Cost]:
-    return hostile_cost.run(hostile_cost.all_cases(quick=True))
+    return hostile_cost.run(hostile_cost.all_cases(quick=True)).costs
 
 
 def test_the_sample_covers_every_route(costs: list[hostile_cost.Cost]) -> None:

@@ -131,8 +131,10 @@ def test_nginx_conf_bounds_clients_and_workers(tmp_path: Path) -> None:
     # Every error nginx writes itself is JSON, under the status the client sees.
     for status in deploy.NGINX_ERRORS:
         sent = deploy.NGINX_STATUS.get(status, status)
-        block = re.search(rf"location @error_{status} {{\n(.*?)\n        }}", conf, re.S)
-        assert block and "default_type application/json;" in block.group(1), status
+        where = re.escape(f"{deploy.ERROR_PATH}{status}")
+        block = re.search(rf"location = {where} {{\n(.*?)\n        }}", conf, re.S)
+        assert block and "internal;" in block.group(1), status
+        assert "default_type application/json;" in block.group(1), status
         assert re.search(rf"return {sent} '\{{\"error\": \"[^']+\"\}}';", block.group(1)), status
 
 
@@ -158,3 +160,21 @@ def test_a_state_folder_others_may_write_is_refused(tmp_path: Path) -> None:
         deploy.prepare_state(state, 8080, [9001])
     assert state.stat().st_mode & 0o777 == 0o777  # left as it was: not deploy's to change
     assert not (state / "nginx.conf").exists()
+
+
+def test_workers_drop_root_only_where_nobody_can_read_what_they_are_given(tmp_path: Path) -> None:
+    """tools/deploy.py runs wasmtime as nobody when started as root, unless a file
+    the command names (program, libraries, component, mapped folders) is out of
+    nobody's reach; then it says which."""
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    component = private / "app.cwasm"
+    component.write_bytes(b"")
+    command = ["env", "LD_LIBRARY_PATH=/usr/lib", "WASMTIME_LOG=off", "/usr/bin/env", "serve",
+               "-S", "nn", "--dir", "/usr/share::/models", str(component)]  # fmt: skip
+    assert deploy.files_read(command) == [
+        Path("/usr/lib"), Path("/usr/bin/env"), Path("/usr/share"), component,
+    ]  # fmt: skip
+    blocked = deploy.unreadable_by_others(deploy.files_read(command))
+    assert blocked is not None and component.is_relative_to(blocked)
+    assert deploy.unreadable_by_others(deploy.files_read(command[:-1] + ["/usr/bin/env"])) is None

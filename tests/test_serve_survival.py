@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from conftest import ROOT, build_app
-from serve_host import ONE_CLIENT_UNLIMITED, Server, hey, nginx_binary, request
+from serve_host import ONE_CLIENT_UNLIMITED, Server, cpu_seconds, hey, nginx_binary, request
 
 sys.path.insert(0, str(ROOT / "tools"))
 import deploy  # noqa: E402
@@ -57,6 +57,23 @@ def test_fifty_traps_among_model_requests_leave_the_server_up() -> None:
         log = server.stderr()
     assert log.count("call stack exhausted") >= 50, log[-3000:]
     assert "killed by signal" not in log
+
+
+def test_a_request_over_the_time_limit_is_stopped_and_the_server_goes_on() -> None:
+    """tools/wasmtime-serve.flags' -W timeout (60 s), here shortened to 2 s: a
+    request that spins for 30 s is answered 500 after about 2 s, its work stops
+    there (the worker's CPU time no longer grows), and the next request is served."""
+    with Server(reuse=100, app=TRAP_APP, flags="-W timeout=2s") as server:
+        start = time.monotonic()
+        status, _ = server.request("GET", "/spin?30")
+        took = time.monotonic() - start
+        assert status == 500 and took < 10, (status, took)
+        spent = cpu_seconds(server.pid)
+        time.sleep(2)
+        assert cpu_seconds(server.pid) - spent < 0.5, "the stopped request still runs"
+        assert server.request("GET", "/health")[0] == 200
+        assert server.request("GET", "/spin?0.5")[0] == 200  # within the limit
+    assert "guest timed out" in server.stderr()
 
 
 def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:

@@ -90,6 +90,11 @@ def test_a_run_the_host_refuses_as_too_long_is_said_in_halves(speech: Any) -> No
     pause = int(speech.PAUSE_SECONDS * speech.SAMPLE_RATE)
     assert len(audio) == sum(runner.runs) * 24_000 + cuts * pause
     # A short run that fails is not about its length: the error is the caller's.
+    # Slower speech is longer: at speed 0.5 pieces over RUN_TOKENS / 2 are cut
+    # before the host is asked (it would refuse the longest of them).
+    speaker._model = runner = ShortRunsOnly(limit=10_000)
+    speaker.synthesize(piece, "jf_alpha", 0.5)
+    assert len(runner.runs) >= 2 and max(runner.runs) <= speech.RUN_TOKENS * 0.5, runner.runs
     speaker._model = ShortRunsOnly(limit=10)
     short = speaker.plan("あいうえおかきくけこ")[0]
     assert len(speaker.tokens(short)) < speech.MIN_SPLIT

@@ -2,16 +2,21 @@
 when they die, optionally behind nginx. `./build.sh serve` and `./build.sh
 deploy` run this; it is the project's deployment (docs/serving.md).
 
-    deploy.py --port 8080 [--workers N] [--proxy] [--state DIR] -- WASMTIME serve ... COMPONENT
+    deploy.py --port 8080 [--workers N] [--proxy] [--state DIR] [--concurrency N] [--queue N]
+              [--rate N] [--burst N] [--trusted-proxy CIDR]... -- WASMTIME serve ... COMPONENT
 
 Everything after ``--`` is one worker's command line without its ``--addr``,
-the component last. Without ``--proxy`` there is one worker, listening on
-``--port`` itself. With ``--proxy`` nginx listens on ``--port`` and balances
+the component last; each worker runs at most ``--concurrency`` requests at
+once (the rest wait in it). Without ``--proxy`` there is one worker, listening
+on ``--port`` itself. With ``--proxy`` nginx listens on ``--port`` and balances
 over ``--workers`` workers on free loopback ports; nginx's timeouts bound what
 `wasmtime serve` does not (a client whose headers or body stall gets 408 or is
 closed, and never holds a worker), one client address holds at most
-``CONNECTIONS_PER_CLIENT`` connections, and a request that cannot reach one
-worker is sent to another.
+``CONNECTIONS_PER_CLIENT`` connections and starts at most ``--rate`` requests
+a second (429), a worker is given at most ``--queue`` requests at once (503
+past it), and a request that cannot reach one worker is sent to another.
+Every error nginx writes itself is JSON. Started as root, nginx's workers and
+the wasmtime workers run as nobody, and nginx's state folder is owner-only.
 
 A worker that exits for any reason (a crash, a kill, an out-of-memory kill) is
 logged on stderr, with its exit status, and started again; one that keeps
@@ -74,9 +79,11 @@ MAX_BODY_MIB = 17
 MAX_BODY = f"{MAX_BODY_MIB}m"
 
 # nginx's own refusals, as JSON like the app's: status -> message. 494 is
-# nginx's code for request headers over its buffers (sent as 400 otherwise).
+# nginx's code for request headers over its buffers (sent as 400 otherwise);
+# 404 only answers a request for ERROR_PATH itself (every path goes to a worker).
 NGINX_ERRORS = {
     400: "the request is not valid HTTP/1.1",
+    404: "no such path",
     408: "the request did not arrive within {client_timeout} s",
     413: "the body is over {max_body_mib} MiB, the most any endpoint takes",
     414: "the request line is too long",
@@ -86,9 +93,11 @@ NGINX_ERRORS = {
     ),
     494: "the request headers are too large",
     500: "nginx could not handle the request",
+    501: "this transfer coding is not supported (chunked is)",
     502: "no worker could take the request (each takes {queue} at once, or it is restarting); "
     "try again",
     504: "no answer within {worker_timeout} s",
+    505: "the HTTP version is not supported (HTTP/1.0 and 1.1 are)",
 }
 # What the client sees for each: 494 is sent as 431 (its standard code), and a
 # worker that cannot take the request (all at max_conns, or restarting) as 503
@@ -160,6 +169,10 @@ class Limits:
 DEFAULTS = Limits()
 
 
+#: Where nginx's own error answers live (``internal``: no client can ask for them).
+ERROR_PATH = "/.nginx-error/"
+
+
 def _error_pages(values: dict[str, object]) -> str:
     """An ``error_page`` and a named location for each of NGINX_ERRORS."""
     lines = []
@@ -167,10 +180,12 @@ def _error_pages(values: dict[str, object]) -> str:
         sent = NGINX_STATUS.get(status, status)
         body = json.dumps({"error": message.format(**values)}).replace("'", "\\'")
         retry = "\n            add_header Retry-After 1 always;" if sent == 503 else ""
+        # A path, not a named location: nginx cannot redirect a request whose
+        # line it could not parse (no URI) to a named location, and answers 500.
         lines += [
-            f"        error_page {status} @error_{status};",
-            f"        location @error_{status} {{",
-            f"            default_type application/json;{retry}",
+            f"        error_page {status} ={sent} {ERROR_PATH}{status};",
+            f"        location = {ERROR_PATH}{status} {{",
+            f"            internal;\n            default_type application/json;{retry}",
             f"            return {sent} '{body}';",
             "        }",
         ]
@@ -345,6 +360,35 @@ class Process:
             stop(self.proc, self.stop_signal)
 
 
+def files_read(command: list[str]) -> list[Path]:
+    """What a worker's command line names for it to read: the programs and
+    libraries (absolute paths, ``LD_LIBRARY_PATH``), the component (last) and
+    each folder ``--dir`` maps."""
+    found: list[Path] = []
+    for i, word in enumerate(command):
+        if word.startswith("LD_LIBRARY_PATH="):
+            found += [Path(p) for p in word.split("=", 1)[1].split(":") if p]
+        elif i and command[i - 1] == "--dir":
+            found.append(Path(word.split("::", 1)[0]))
+        elif word.startswith("/") and not word.startswith("-"):
+            found.append(Path(word))
+    return found
+
+
+def unreadable_by_others(paths: list[Path]) -> Path | None:
+    """The first of ``paths`` that a user other than its owner cannot reach and
+    read (a folder on its way without o+x, the file itself without o+r), if any."""
+    for path in paths:
+        path = path.resolve()
+        for folder in path.parents:
+            if not folder.stat().st_mode & 0o001:
+                return folder
+        wanted = 0o005 if path.is_dir() else 0o004
+        if path.exists() and path.stat().st_mode & wanted != wanted:
+            return path
+    return None
+
+
 def worker_argv(command: list[str], port: int, concurrency: int) -> list[str]:
     """``command`` (the component last) listening on 127.0.0.1:port, running at
     most ``concurrency`` requests at once."""
@@ -424,13 +468,22 @@ def main(argv: list[str]) -> int:
         )
     else:
         ports = [args.port]
+    unprivileged = True
+    if os.geteuid() == 0:
+        blocked = unreadable_by_others(files_read(args.command))
+        if blocked is not None:  # run anyway, and say what is given away
+            unprivileged = False
+            log(
+                f"workers run as root, with write access to what they are given: "
+                f"{WORKER_USER} cannot read {blocked} (chmod o+rx it, or serve from elsewhere)"
+            )
     for port in ports:
         processes.append(
             Process(
                 f"worker 127.0.0.1:{port}",
                 worker_argv(args.command, port, args.concurrency),
                 port,
-                unprivileged=True,
+                unprivileged=unprivileged,
             )
         )
 

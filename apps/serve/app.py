@@ -69,6 +69,10 @@ MAX_IMAGE_BYTES = 16 << 20
 # not padded. What a whole request costs is measured in docs/serving.md, "Budgets".
 # (/digits takes at most digits.MAX_PIXELS, 512 x 512.)
 MAX_OCR_PIXELS = 4096 * 4096
+# Text boxes one /ocr request has read: each costs the host ~40 ms (crop,
+# direction, recognition), and the detector keeps up to 1,000 (a page of
+# small print: 40 s). A dense page of text has a few hundred.
+MAX_OCR_BOXES = 300
 # Texts plus labels per /textclass request: each is one MiniLM run (~20 ms) of at
 # most textclass.MAX_TOKENS tokens, and only as much of each text is read as
 # those tokens need (the tokenizer stops there), so this bounds a request's time.
@@ -210,9 +214,11 @@ def answer_ocr(body: bytes) -> dict[str, object]:
     decoded = time.perf_counter()
     reader = OCR.get()  # a failure here is the server's (500), not the request's
     try:
-        reading = reader.read(pixels)
+        reading = reader.read(pixels, max_boxes=MAX_OCR_BOXES)
     except pipeline.UnreadableImage as e:
         raise HttpError(400, str(e)) from None
+    except pipeline.TooManyBoxes as e:
+        raise HttpError(413, str(e)) from None
     except TooLargeError as e:  # more than the host takes in one call
         raise HttpError(413, str(e)) from None
     ms = (time.perf_counter() - start) * 1000
@@ -407,6 +413,9 @@ class IncomingHandler(exports.IncomingHandler):
         except Exception as e:  # noqa: BLE001 - the last line of defence
             print(f"serve: 500: {type(e).__name__}: {e}", file=sys.stderr)
             status, payload = 500, {"error": f"{type(e).__name__}: {e}"}
+        # Which instance answered (as /health's "instance"): an instance's first
+        # request to a route also loads its model, which tells the two apart.
+        extra = (*extra, ("x-instance", Stats.instance.encode()))
         try:
             respond(response_out, status, payload, extra)
         except Exception as e:  # noqa: BLE001 - the client is gone or the host refused

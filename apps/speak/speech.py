@@ -59,8 +59,12 @@ MIN_SPEED, MAX_SPEED = 0.5, 2.0
 MAX_TOKENS = 500
 #: Silence between two pieces (sentences or chunks), as the reference makes it.
 PAUSE_SECONDS = 0.35
-#: The fewest tokens a run that the host refuses is cut into halves for
-#: (``Speaker.synthesize``); a shorter one failing is not about its length.
+#: The most tokens one model run is given at speed 1 (times the speed when
+#: slower or faster): OpenVINO makes at most about a million samples a run
+#: (``Speaker.synthesize``), which 443 tokens of vowels reach.
+RUN_TOKENS = 400
+#: The fewest tokens a run is cut into halves for (``Speaker.synthesize``): a
+#: shorter one that the host refuses is not refused for its length.
 MIN_SPLIT = 64
 #: Audio quieter than this at the ends of a piece is trimmed, keeping TRIM_PAD.
 TRIM_LEVEL = 0.01
@@ -299,25 +303,35 @@ class Speaker:
         if len(tokens) > MAX_TOKENS:
             raise ValueError(f"{len(tokens)} tokens in one run; at most {MAX_TOKENS} (chunks())")
         styles = self.voices[check_voice(voice)]
+        # OpenVINO's CPU plugin refuses to make about a million samples (~41 s)
+        # or more in one run (a shape check in the generator's sine source
+        # fails; onnxruntime makes them): 443 tokens of vowels at speed 1 pass,
+        # 447 fail, half as many at speed 0.5. The reference never meets it,
+        # cutting at 500 tokens. Here a piece longer than RUN_TOKENS at speed 1
+        # (fewer when slower) is said in two halves, cut as ``chunks`` cuts, with
+        # the usual pause between them; so is one the host refuses anyway.
+        if len(tokens) > max(MIN_SPLIT, RUN_TOKENS * check_speed(speed)):
+            return self._in_halves(phonemes, voice, speed)
         try:
             out = self.model.run_numpy(model_input(tokens, styles, check_speed(speed)))
         except (BackendRuntimeError, RuntimeError):
-            # OpenVINO's CPU plugin refuses to make about a million samples
-            # (~41 s) or more in one run (a shape check in the generator's sine
-            # source fails; onnxruntime makes them): 443 tokens of vowels at
-            # speed 1 pass, 447 fail, half as many at speed 0.5. The reference
-            # never meets it, cutting at 500 tokens: here such a piece is said
-            # in two halves, cut as ``chunks`` cuts, with the usual pause.
-            halves = chunks(phonemes, len(phonemes) // 2) if len(tokens) >= MIN_SPLIT else []
-            if len(halves) < 2:
+            if len(tokens) < MIN_SPLIT:
                 raise
-            pause = np.zeros(int(PAUSE_SECONDS * SAMPLE_RATE), np.float32)
-            first, *rest = (self.synthesize(half, voice, speed) for half in halves)
-            return np.concatenate([first, *(x for r in rest for x in (pause, r))])
+            return self._in_halves(phonemes, voice, speed)
         audio = np.asarray(out["audio"], np.float32).reshape(-1)
         if not np.isfinite(audio).all():  # never a silently broken WAV
             raise RuntimeError(f"the model's audio for {phonemes!r} is not finite (NaN or inf)")
         return trim(audio)
+
+    def _in_halves(self, phonemes: str, voice: str, speed: float) -> Audio:
+        """``synthesize`` of ``phonemes`` cut in two (or more) by ``chunks``, the
+        pieces joined by the usual pause."""
+        halves = chunks(phonemes, len(phonemes) // 2)
+        if len(halves) < 2:  # one word as long as that: nothing to cut at
+            raise ValueError(f"{len(phonemes)} phonemes without a place to cut them")
+        pause = np.zeros(int(PAUSE_SECONDS * SAMPLE_RATE), np.float32)
+        first, *rest = (self.synthesize(half, voice, speed) for half in halves)
+        return np.concatenate([first, *(x for r in rest for x in (pause, r))])
 
     def plan(self, text: str) -> list[str]:
         """Every chunk of ``text``'s phonemes, in order: all of its reading done

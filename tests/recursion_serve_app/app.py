@@ -3,6 +3,7 @@
     GET  /recurse/CONSTRUCT?DEPTH,DEPTH,...   recursion.attempt's lines, as text
     POST /digits                              the digits model's best digit for an 8x8 PNG
     GET  /trap                                traps the instance on purpose
+    GET  /spin?SECONDS                        a pure-Python loop that long (a runaway request)
     GET  /health                              "ok" (the test harness waits for it)
 
 ``/trap`` stands for any bug that still traps a guest: it nests tuples a
@@ -11,6 +12,8 @@ code crashes the interpreter), so the instance runs out of wasm stack.
 """
 
 from __future__ import annotations
+
+import time
 
 import digits
 from componentize_py_types import Err, Ok
@@ -53,6 +56,11 @@ def answer(request: types.IncomingRequest) -> tuple[int, str]:
         return 200, str(best)
     if path == "/health":
         return 200, "ok"
+    if path == "/spin":
+        until = time.monotonic() + float(query or "1")
+        while time.monotonic() < until:
+            pass
+        return 200, "spun"
     if path == "/trap":
         trap()
         return 500, "the trap did not happen"
