@@ -85,7 +85,8 @@ BUDGETS = {
     "/ocr": Budget(
         30.0, 2048,
         "body 16 MiB; 16 megapixels declared; 4.2 megapixels at the detector "
-        "(pipeline.MAX_DETECTOR_PIXELS; both from the header); 300 text boxes (MAX_OCR_BOXES)",
+        "(pipeline.MAX_DETECTOR_PIXELS; both from the header); 200,000 columns of text to read "
+        "(MAX_OCR_COLUMNS)",
     ),
     "/speak": Budget(
         60.0, 1536,

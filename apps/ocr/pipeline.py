@@ -69,8 +69,8 @@ class UnreadableImage(ValueError):
     """The image cannot be read with rapidocr's rules (too thin or too wide)."""
 
 
-class TooManyBoxes(ValueError):
-    """The detector found more text boxes than the caller will have read at once."""
+class TooMuchText(ValueError):
+    """The detector found more text than the caller will have read at once."""
 
 
 class Sizes(NamedTuple):
@@ -180,13 +180,14 @@ class Reader:
         for model in (self.detector, self.classifier, self.recogniser, self.cropper):
             model.close()
 
-    def read(self, pixels: Tensor, max_boxes: int | None = None) -> Reading:
+    def read(self, pixels: Tensor, max_columns: int | None = None) -> Reading:
         """The text lines of ``pixels`` (u8 [H, W, 3], RGB), top to bottom.
 
-        Reading costs about 40 ms of the host's time per box the detector finds
-        (its crop, direction and recognition), up to the 1,000 boxes it keeps:
-        with ``max_boxes``, more than that many raise ``TooManyBoxes`` once they
-        are found, before any is read."""
+        Reading the boxes the detector finds (up to 1,000) costs the host time
+        in proportion to the columns its two models read (``columns``: ~50 us
+        each, so a page of small print, 140 lines of 2,000 pixels, costs 40 s).
+        With ``max_columns``, more raise ``TooMuchText`` once the boxes are
+        found, before any is read."""
         ms: dict[str, float] = {}
         clock = time.perf_counter()
 
@@ -206,12 +207,14 @@ class Reader:
         lap("boxes")
         if not found:
             return Reading([], ms)
-        if max_boxes is not None and len(found) > max_boxes:
-            raise TooManyBoxes(
-                f"the image has {len(found)} text boxes; at most {max_boxes} are read at once: "
+        cuts = [cut(box, height, width) for box in found]
+        needed = columns(cuts)
+        if max_columns is not None and needed > max_columns:
+            raise TooMuchText(
+                f"the image has {len(found)} text boxes, {needed:,} columns of text for the "
+                f"models to read at 48 pixels high; at most {max_columns:,} are read at once: "
                 "send it in smaller parts"
             )
-        cuts = [cut(box, height, width) for box in found]
         crops = self._crop(image, cuts)
         lap("crop")
         upside_down = self._classify(crops, cuts)
@@ -332,6 +335,17 @@ def without_alpha(pixels: Tensor) -> Tensor:
 
 def _ratio(c: Cut) -> float:
     return c.width / float(c.height)
+
+
+def columns(cuts: Sequence[Cut]) -> int:
+    """How many columns of 48-pixel-high text the direction classifier and the
+    recogniser read for ``cuts``: CLASSIFIER_WIDTH each, and each line's own
+    width at that height (at least RECOGNISER_WIDTH, the narrowest batch).
+    What reading costs the host grows with it."""
+    return sum(
+        CLASSIFIER_WIDTH + max(RECOGNISER_WIDTH, math.ceil(graphs.LINE_HEIGHT * _ratio(c)))
+        for c in cuts
+    )
 
 
 def _batches(cuts: Sequence[Cut]) -> Iterator[list[int]]:

@@ -69,10 +69,11 @@ MAX_IMAGE_BYTES = 16 << 20
 # not padded. What a whole request costs is measured in docs/serving.md, "Budgets".
 # (/digits takes at most digits.MAX_PIXELS, 512 x 512.)
 MAX_OCR_PIXELS = 4096 * 4096
-# Text boxes one /ocr request has read: each costs the host ~40 ms (crop,
-# direction, recognition), and the detector keeps up to 1,000 (a page of
-# small print: 40 s). A dense page of text has a few hundred.
-MAX_OCR_BOXES = 300
+# Columns of text one /ocr request has read (pipeline.columns: each box's
+# width at the models' 48-pixel height, plus the direction classifier's 192):
+# ~50 us of the host's time each, so about 10 s. A receipt needs ~20,000, a
+# page of small print 140 lines of 2,000 pixels ~1 million (40 s).
+MAX_OCR_COLUMNS = 200_000
 # Texts plus labels per /textclass request: each is one MiniLM run (~20 ms) of at
 # most textclass.MAX_TOKENS tokens, and only as much of each text is read as
 # those tokens need (the tokenizer stops there), so this bounds a request's time.
@@ -214,10 +215,10 @@ def answer_ocr(body: bytes) -> dict[str, object]:
     decoded = time.perf_counter()
     reader = OCR.get()  # a failure here is the server's (500), not the request's
     try:
-        reading = reader.read(pixels, max_boxes=MAX_OCR_BOXES)
+        reading = reader.read(pixels, max_columns=MAX_OCR_COLUMNS)
     except pipeline.UnreadableImage as e:
         raise HttpError(400, str(e)) from None
-    except pipeline.TooManyBoxes as e:
+    except pipeline.TooMuchText as e:
         raise HttpError(413, str(e)) from None
     except TooLargeError as e:  # more than the host takes in one call
         raise HttpError(413, str(e)) from None
