@@ -84,7 +84,7 @@ BUDGETS = {
     ),
     "/ocr": Budget(
         30.0, 2048,
-        "body 16 MiB; 16 megapixels declared; 4.2 megapixels at the detector "
+        "body 16 MiB; 16 megapixels declared; 4.36 megapixels at the detector "
         "(pipeline.MAX_DETECTOR_PIXELS; both from the header); 200,000 columns of text to read "
         "(MAX_OCR_COLUMNS)",
     ),

@@ -105,6 +105,18 @@ def test_a_thin_image_is_refused_from_its_size(height: int, width: int) -> None:
         pipeline.check_size(height, width)
 
 
+def test_every_image_without_black_bands_is_accepted() -> None:
+    """Within rapidocr's limits (at most 2000 a side) and its ratio (at most 8 times
+    as wide as high, more than 30 high), no image is refused, however small: the
+    detector brings the shorter side up to 736 (a 468 x 60 line: 5728 x 736)."""
+    pipeline.check_size(60, 468)
+    for height in range(31, 2001, 13):
+        for width in range(height, min(8 * height, 2000) + 1, max(1, height // 3)):
+            for h, w in ((height, width), (width, height)):
+                assert pipeline.sizes(h, w).band == 0, (h, w)
+                pipeline.check_size(h, w)
+
+
 def test_no_accepted_size_goes_over_the_detector_limit() -> None:
     """Every size the check lets through stays within MAX_DETECTOR_PIXELS."""
     sides = [1, 2, 7, 8, 15, 16, 29, 30, 31, 63, 100, 250, 736, 1000, 1999, 2000, 2001, 4096]
@@ -128,6 +140,8 @@ def test_nginx_conf_bounds_clients_and_workers(tmp_path: Path) -> None:
     assert conf.count("max_conns=5;") == 2
     assert "set_real_ip_from 10.0.0.0/8;" in conf and "real_ip_header X-Forwarded-For;" in conf
     assert "set_real_ip_from" not in deploy.nginx_conf(tmp_path, tmp_path, 1, [2])
+    no_burst = deploy.nginx_conf(tmp_path, tmp_path, 1, [2], deploy.Limits(rate=1, burst=0))
+    assert "limit_req zone=per_client_rate;" in no_burst  # nginx refuses burst=0
     # Every error nginx writes itself is JSON, under the status the client sees.
     for status in deploy.NGINX_ERRORS:
         sent = deploy.NGINX_STATUS.get(status, status)

@@ -134,7 +134,7 @@ http {{
         keepalive_timeout 30s;
         limit_conn per_client {per_client};
         limit_conn_status 429;
-        limit_req zone=per_client_rate burst={burst} nodelay;
+        limit_req zone=per_client_rate{burst_option};
         limit_req_status 429;
         client_max_body_size {max_body};
         client_body_buffer_size {max_body};
@@ -211,9 +211,11 @@ def nginx_conf(
         real_ip += "    real_ip_header X-Forwarded-For;\n    real_ip_recursive on;\n"
     # As root, nginx's workers run as nobody; elsewhere as the user who starts it.
     user = f"user {WORKER_USER} {WORKER_GROUP};\n" if os.geteuid() == 0 else ""
+    # nginx takes no burst=0: no burst is the option left out.
+    burst_option = f" burst={limits.burst} nodelay" if limits.burst else ""
     return NGINX_CONF.format(
         user=user, state=state, temp=temp, port=port, servers=servers, real_ip=real_ip,
-        errors=_error_pages(values), **values,
+        errors=_error_pages(values), burst_option=burst_option, **values,
     )  # fmt: skip
 
 
@@ -412,22 +414,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--state", type=Path, help="nginx's folder, owner-only (default: a temporary one)"
     )
-    parser.add_argument(
-        "--rate", type=int, default=RATE_PER_CLIENT,
-        help=f"requests a second per client address ({RATE_PER_CLIENT})",
-    )  # fmt: skip
-    parser.add_argument(
-        "--burst", type=int, default=BURST_PER_CLIENT,
-        help=f"requests a client may send at once beyond the rate ({BURST_PER_CLIENT})",
-    )  # fmt: skip
-    parser.add_argument(
-        "--concurrency", type=int, default=CONCURRENCY_PER_WORKER,
-        help=f"requests a worker runs at once; more wait ({CONCURRENCY_PER_WORKER})",
-    )  # fmt: skip
-    parser.add_argument(
-        "--queue", type=int, default=QUEUE_PER_WORKER,
-        help=f"requests nginx gives a worker at once, running or waiting ({QUEUE_PER_WORKER})",
-    )  # fmt: skip
+    for flag, default, what in (
+        ("--rate", RATE_PER_CLIENT, "requests a second per client address"),
+        ("--burst", BURST_PER_CLIENT, "requests a client may send at once beyond the rate"),
+        ("--concurrency", CONCURRENCY_PER_WORKER, "requests a worker runs at once; more wait"),
+        ("--queue", QUEUE_PER_WORKER, "requests nginx gives a worker at once, running or waiting"),
+    ):
+        parser.add_argument(flag, type=int, default=default, help=f"{what} ({default})")
     parser.add_argument(
         "--trusted-proxy", action="append", default=[], metavar="CIDR",
         help="a proxy whose X-Forwarded-For names the client (repeatable)",
@@ -456,6 +449,16 @@ def main(argv: list[str]) -> int:
             conf, temp = prepare_state(state, args.port, ports, limits)
         except PermissionError as e:
             log(str(e))
+            return 1
+        # A value nginx refuses (a mistyped --trusted-proxy, say) stops here, once,
+        # with nginx's own words, rather than in a restart loop.
+        checked = subprocess.run(
+            [nginx, "-t", "-q", "-p", str(state), "-c", str(conf), "-e", str(state / "error.log")],
+            capture_output=True, text=True,
+        )  # fmt: skip
+        if checked.returncode != 0:
+            log(f"nginx refuses the configuration: {checked.stderr.strip()}")
+            shutil.rmtree(temp, ignore_errors=True)
             return 1
         processes.append(
             Process(

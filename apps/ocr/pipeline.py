@@ -54,11 +54,13 @@ RECOGNISER_WIDTH = 320
 TEXT_SCORE = 0.5
 #: The most pixels the detector is run on, after rapidocr's size rules, its
 #: black bands and the detector's own resize: what one read costs in memory
-#: and time grows with it (DBNet's feature maps on the host). 2048 x 2048
-#: covers every image rapidocr's limits leave square (at most 2000 a side);
-#: a thin image is refused by ``check_size`` when its bands would make more
-#: (1999 x 8 becomes 7488 x 32, then 7488 x 1872 with its bands: 14 million).
-MAX_DETECTOR_PIXELS = 2048 * 2048
+#: and time grows with it (DBNet's feature maps on the host). The largest
+#: image the rules make without bands is a low one 8 times as wide as high,
+#: brought up to 736 high: 736 x 5920 (a 468 x 60 line becomes 5728 x 736), and
+#: a square one at most 2016 x 2016. A thin image is refused by ``check_size``
+#: when its bands would make more (1999 x 8 becomes 7488 x 32, then 7488 x
+#: 1872 with its bands: 14 million).
+MAX_DETECTOR_PIXELS = DETECTOR_SIDE * (DETECTOR_SIDE * MAX_WIDTH_RATIO + 32)
 #: Pixels of a crop or a line: u8 [height, width, 3].
 Pixels = npt.NDArray[np.uint8]
 #: Samples one crop_graph run may take (N boxes x tallest x widest), to bound host memory.
