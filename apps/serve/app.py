@@ -71,8 +71,8 @@ MAX_IMAGE_BYTES = 16 << 20
 MAX_OCR_PIXELS = 4096 * 4096
 # Columns of text one /ocr request has read (pipeline.columns: each box's
 # width at the models' 48-pixel height, plus the direction classifier's 192):
-# ~50 us of the host's time each, so about 10 s. A receipt needs ~20,000, a
-# page of small print 140 lines of 2,000 pixels ~1 million (40 s).
+# ~50 us of the host's time each, so about 10 s. The receipt sample needs about
+# 7,000 (12 lines), a page of small print, 140 lines of 2,000 pixels, a million (40 s).
 MAX_OCR_COLUMNS = 200_000
 # Texts plus labels per /textclass request: each is one MiniLM run (~20 ms) of at
 # most textclass.MAX_TOKENS tokens, and only as much of each text is read as
