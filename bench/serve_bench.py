@@ -115,6 +115,9 @@ def serve_bench(quick: bool = False, rounds: int = 3) -> dict[str, Any]:
         fresh_health = hey(s.url("/health"), requests=n_fresh, concurrency=1)
     preload = Path(tempfile.mkdtemp(prefix="wasinn-preload-")) / "digits"
     preload.mkdir()
+    # mkdtemp's folder is its owner's only; a worker started by root runs as nobody
+    # (tools/deploy.py), which must read the model it preloads.
+    preload.parent.chmod(0o755)
     for ext in ("xml", "bin"):
         shutil.copy(ROOT / "apps" / "digits" / "model" / f"digits.{ext}", preload / f"model.{ext}")
     try:

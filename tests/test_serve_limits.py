@@ -185,9 +185,11 @@ def test_workers_drop_root_only_where_nobody_can_read_what_they_are_given(tmp_pa
     component = private / "app.cwasm"
     component.write_bytes(b"")
     command = ["env", "LD_LIBRARY_PATH=/usr/lib", "WASMTIME_LOG=off", "/usr/bin/env", "serve",
-               "-S", "nn", "--dir", "/usr/share::/models", str(component)]  # fmt: skip
+               "-S", "nn-graph=openvino::/usr/include", "--dir", "/usr/share::/models",
+               str(component)]  # fmt: skip
     assert deploy.files_read(command) == [
-        Path("/usr/lib"), Path("/usr/bin/env"), Path("/usr/share"), component,
+        Path("/usr/lib"), Path("/usr/bin/env"), Path("/usr/include"), Path("/usr/share"),
+        component,
     ]  # fmt: skip
     blocked = deploy.unreadable_by_others(deploy.files_read(command))
     assert blocked is not None and component.is_relative_to(blocked)

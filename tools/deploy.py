@@ -364,15 +364,17 @@ class Process:
 
 def files_read(command: list[str]) -> list[Path]:
     """What a worker's command line names for it to read: the programs and
-    libraries (absolute paths, ``LD_LIBRARY_PATH``), the component (last) and
-    each folder ``--dir`` maps."""
+    libraries (absolute paths, ``LD_LIBRARY_PATH``), the component (last), each
+    folder ``--dir`` maps and each model ``-S nn-graph=FORMAT::DIR`` preloads."""
     found: list[Path] = []
     for i, word in enumerate(command):
         if word.startswith("LD_LIBRARY_PATH="):
             found += [Path(p) for p in word.split("=", 1)[1].split(":") if p]
         elif i and command[i - 1] == "--dir":
             found.append(Path(word.split("::", 1)[0]))
-        elif word.startswith("/") and not word.startswith("-"):
+        elif word.startswith("nn-graph="):
+            found.append(Path(word.split("::", 1)[-1]))
+        elif word.startswith("/"):
             found.append(Path(word))
     return found
 
