@@ -103,6 +103,9 @@ NGINX_ERRORS = {
 # worker that cannot take the request (all at max_conns, or restarting) as 503
 # with Retry-After: a moment later it can.
 NGINX_STATUS = {494: 431, 502: 503}
+# The unprivileged account nginx's workers (and, started as root, the wasmtime
+# workers) run as.
+WORKER_USER, WORKER_GROUP = "nobody", "nogroup"
 
 NGINX_CONF = """\
 # nginx in front of `wasmtime serve` workers on loopback, written by tools/deploy.py
@@ -174,7 +177,7 @@ ERROR_PATH = "/.nginx-error/"
 
 
 def _error_pages(values: dict[str, object]) -> str:
-    """An ``error_page`` and a named location for each of NGINX_ERRORS."""
+    """An ``error_page`` and an internal location under ERROR_PATH for each of NGINX_ERRORS."""
     lines = []
     for status, message in NGINX_ERRORS.items():
         sent = NGINX_STATUS.get(status, status)
@@ -218,10 +221,6 @@ def nginx_conf(
         errors=_error_pages(values), burst_option=burst_option, **values,
     )  # fmt: skip
 
-
-# The unprivileged account nginx's workers (and, started as root, the wasmtime
-# workers) run as.
-WORKER_USER, WORKER_GROUP = "nobody", "nogroup"
 
 
 def prepare_state(

@@ -310,10 +310,11 @@ class Speaker:
         # cutting at 500 tokens. Here a piece longer than RUN_TOKENS at speed 1
         # (fewer when slower) is said in two halves, cut as ``chunks`` cuts, with
         # the usual pause between them; so is one the host refuses anyway.
-        if len(tokens) > max(MIN_SPLIT, RUN_TOKENS * check_speed(speed)):
+        speed = check_speed(speed)
+        if len(tokens) > max(MIN_SPLIT, RUN_TOKENS * speed):
             return self._in_halves(phonemes, voice, speed)
         try:
-            out = self.model.run_numpy(model_input(tokens, styles, check_speed(speed)))
+            out = self.model.run_numpy(model_input(tokens, styles, speed))
         except (BackendRuntimeError, RuntimeError):
             if len(tokens) < MIN_SPLIT:
                 raise
