@@ -710,6 +710,16 @@ def _write_metadata(package: Package, source: Path, site_dir: Path) -> None:
     (info / "INSTALLER").write_text("wasinn tools/guest_packages.py\n")
 
 
+def download_sdist(package: Package, cache: Path) -> Path:
+    """``package``'s sdist, downloaded once into ``cache``/sources and checked
+    against its pinned SHA-256 (the guest build's source; numpy's conformance
+    run takes its test files from it too)."""
+    return c_libraries.download(
+        package.sdist, package.sha256, cache / "sources" / package.sdist.rsplit("/", 1)[-1],
+        f"{package.name} {package.version}'s sdist ({CATALOGUE.name})",
+    )
+
+
 def build(package: Package, tools: Toolchain, cache: Path) -> Path:
     """Build ``package`` for the guest unless its build is cached; return its site folder."""
     key = build_key(package, tools)
@@ -717,10 +727,7 @@ def build(package: Package, tools: Toolchain, cache: Path) -> Path:
     site_dir = folder / "site"
     if (folder / "built.json").is_file():
         return site_dir
-    sdist = c_libraries.download(
-        package.sdist, package.sha256, cache / "sources" / package.sdist.rsplit("/", 1)[-1],
-        f"{package.name} {package.version}'s sdist ({CATALOGUE.name})",
-    )
+    sdist = download_sdist(package, cache)
     folder.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{package.name}-", dir=folder.parent))
     log = work / "build.log"

@@ -60,8 +60,9 @@ def default_site() -> Path:
     return guest_packages.site("numpy", numpy_version())
 
 
-# numpy's sdist, for its test files: searched in these folders by file name.
-SDIST_DIRS = [WORK / "sdist", Path("/tmp/npconf/work/sdist")]
+# numpy's sdist of a version the guest build does not pin, for its test files:
+# searched in these folders by file name (find_sdist).
+SDIST_DIRS = [WORK / "sdist"]
 
 PACKAGES = ["_core", "linalg", "fft", "random", "lib", "ma"]
 # Modules for the CI test: quick in the guest, and between them every cause
@@ -141,6 +142,14 @@ def numpy_version() -> str:
 
 
 def find_sdist(version: str) -> Path:
+    """numpy's sdist at ``version``: the one the guest build takes (pinned with its
+    SHA-256 in tools/guest_packages.toml, downloaded once into the cache), or for
+    another version one put in SDIST_DIRS by hand."""
+    import guest_packages
+
+    package = guest_packages.load_catalogue().packages.get("numpy")
+    if package is not None and package.version == version:
+        return guest_packages.download_sdist(package, guest_packages.cache_root())
     name = f"numpy-{version}.tar.gz"
     for folder in SDIST_DIRS:
         if (folder / name).is_file():
