@@ -653,7 +653,8 @@ case "$cmd" in
     # some test modules look for when they are collected (e.g. the tokenizer's).
     build
     cd "$ROOT"
-    exec "$VENV/bin/python" -m pytest "$@"
+    # The slowest tests are listed at the end: the run must stay within CI's time budget.
+    exec "$VENV/bin/python" -m pytest --durations=30 "$@"
     ;;
   bench)
     setup

@@ -21,6 +21,14 @@ on the same inputs:
   SSE4.2) runs. It tells the cost of wasm from
   that of missing AVX2/AVX-512 kernels.
 
+The operation grid (``npcases.GRID_LIST``, issue 35's goal table) times
+each elementwise operation and reduction at float32 and float64 and at 1e3,
+1e5 and 1e6 elements. A full run adds a fourth process, **before**: the same
+app with the guest's numpy as it was built before SIMD128 (the catalogue's
+``scalar`` variant of numpy, ``tools/guest_packages.toml``; built once and
+cached, like the app's own), so that every row has its before and after
+column from one run.
+
 Each process times every case itself (``time.perf_counter``: a warm-up call,
 then calls for ``BUDGET`` seconds, at least 5; the median), so component start
 is not in the figures; the least time is kept too (on a loaded machine it
@@ -45,6 +53,7 @@ import argparse
 import importlib
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -74,6 +83,11 @@ GOALS = {npcases.ELEMENTWISE: 1.5, npcases.REDUCTION: 1.5, npcases.MATMUL: 5.0}
 #: f32 sums in another order, exp and friends within a few ULP.
 CHECK_TOL = 1e-4
 SIDES = ("guest", "native", "baseline")
+#: The catalogue's numpy variant that the "before" column runs (see the module's text).
+BEFORE_VARIANT = "scalar"
+BEFORE_APP = BUILD / "numpy_bench_before"
+#: Issue 35's goal for the grid, guest / native, at these sizes and above.
+GRID_GOAL, GRID_GOAL_FROM = 1.5, 100_000
 
 
 def build() -> None:
@@ -83,13 +97,39 @@ def build() -> None:
         raise SystemExit(f"bench: building the numpy apps failed:\n{built.stderr}")
 
 
+def build_before() -> None:
+    """``BEFORE_APP``: bench/numpy_app's code with the catalogue's scalar numpy
+    (a ``uses`` line naming its site folder) instead of the app's own."""
+    import guest_packages
+
+    pinned = (APP / "requirements.txt").read_text().split("==")[1].strip()
+    site = guest_packages.site("numpy", pinned, variant=BEFORE_VARIANT)
+    BEFORE_APP.mkdir(parents=True, exist_ok=True)
+    for name in ("app.py", "npcases.py"):
+        shutil.copyfile(APP / name, BEFORE_APP / name)
+    # Beside the app's folder, not in it: componentize-py links every module under
+    # an app's folder, and a `uses` folder inside it would be linked twice.
+    link = BUILD / f"{BEFORE_APP.name}_site"
+    link.unlink(missing_ok=True)
+    link.symlink_to(site, target_is_directory=True)
+    (BEFORE_APP / "build.txt").write_text(
+        "# Written by bench/numpy_bench.py: bench/numpy_app with the guest's numpy as it was\n"
+        f"# before SIMD128 (tools/guest_packages.toml, numpy's variant {BEFORE_VARIANT}).\n"
+        f"uses ../{link.name}\n"
+    )
+    built = subprocess.run([str(ROOT / "build.sh"), "build", str(BEFORE_APP)],
+                           capture_output=True, text=True)  # fmt: skip
+    if built.returncode:
+        raise SystemExit(f"bench: building {BEFORE_APP.name} failed:\n{built.stderr}")
+
+
 def dispatched_features() -> list[str]:
     """numpy's dispatched CPU features that this CPU has (what the baseline run disables)."""
     umath: Any = importlib.import_module("numpy._core._multiarray_umath")
     return [f for f in umath.__cpu_dispatch__ if umath.__cpu_features__.get(f)]
 
 
-def native(budget: float, baseline: bool) -> dict[str, Any]:
+def native(budget: float, baseline: bool, names: list[str]) -> dict[str, Any]:
     """The cases in a fresh native Python (this file's ``--worker``)."""
     env = dict(os.environ)
     for key in ("NPY_DISABLE_CPU_FEATURES", "NPY_ENABLE_CPU_FEATURES", "OPENBLAS_NUM_THREADS"):
@@ -97,7 +137,7 @@ def native(budget: float, baseline: bool) -> dict[str, Any]:
     env["OPENBLAS_NUM_THREADS"] = "1"  # the guest has one thread
     if baseline:
         env["NPY_DISABLE_CPU_FEATURES"] = " ".join(dispatched_features())
-    done = subprocess.run([sys.executable, __file__, "--worker", str(budget)], env=env,
+    done = subprocess.run([sys.executable, __file__, "--worker", str(budget), *names], env=env,
                           capture_output=True, text=True, timeout=1800)  # fmt: skip
     if done.returncode:
         raise SystemExit(f"bench: the native numpy run failed:\n{done.stderr}")
@@ -105,17 +145,17 @@ def native(budget: float, baseline: bool) -> dict[str, Any]:
     return result
 
 
-def worker(budget: float) -> None:
+def worker(budget: float, names: list[str]) -> None:
     import numpy as np
 
-    cases = npcases.run_all(np, budget)
+    cases = npcases.run_all(np, budget, names)
     print(json.dumps({"numpy": np.__version__, "features": dispatched_features(),
                       "cases": cases}))  # fmt: skip
 
 
-def guest(budget: float) -> dict[str, Any]:
+def guest(budget: float, names: list[str], app: Path = APP) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
-        return json_lines(APP, ["--budget", str(budget)], Path(tmp))[-1]
+        return json_lines(app, ["--budget", str(budget), *names], Path(tmp))[-1]
 
 
 def start_rows(reps: int) -> list[dict[str, Any]]:
@@ -148,12 +188,18 @@ def start_rows(reps: int) -> list[dict[str, Any]]:
 def run(quick: bool = False) -> dict[str, Any]:
     """Every case on the three sides, the lowest median of the rounds, and the start rows."""
     build()
+    if not quick:
+        build_before()
     budget = QUICK_BUDGET if quick else BUDGET
-    best: dict[str, dict[str, dict[str, Any]]] = {side: {} for side in SIDES}
+    names = npcases.quick_names() if quick else list(npcases.CASES)
+    sides = SIDES if quick else (*SIDES, "before")
+    best: dict[str, dict[str, dict[str, Any]]] = {side: {} for side in sides}
     meta: dict[str, Any] = {}
     for _ in range(QUICK_ROUNDS if quick else ROUNDS):
-        results = {"guest": guest(budget), "native": native(budget, False),
-                   "baseline": native(budget, True)}  # fmt: skip
+        results = {"guest": guest(budget, names), "native": native(budget, False, names),
+                   "baseline": native(budget, True, names)}  # fmt: skip
+        if not quick:
+            results["before"] = guest(budget, names, BEFORE_APP)
         meta = {"guest_numpy": results["guest"]["numpy"],
                 "native_numpy": results["native"]["numpy"],
                 "native_features": results["native"]["features"],
@@ -167,25 +213,75 @@ def run(quick: bool = False) -> dict[str, Any]:
                                         if kept else row["min_us"]}  # fmt: skip
                 else:
                     kept["min_us"] = min(row["min_us"], kept["min_us"])
-    rows = []
-    for case in npcases.CASE_LIST:
-        g, n, b = (best[side][case.name] for side in SIDES)
+    rows, grid = [], []
+    for name in names:
+        case = npcases.CASES[name]
+        g, n, b = (best[side][name] for side in SIDES)
+        before = best["before"][name]["median_us"] if "before" in best else None
         agree = abs(g["check"] - n["check"]) <= CHECK_TOL * max(1.0, abs(n["check"]))
-        rows.append({"case": case.name, "what": case.what, "kind": case.kind,
-                     "guest_us": g["median_us"], "native_us": n["median_us"],
-                     "baseline_us": b["median_us"], "ratio": g["median_us"] / n["median_us"],
-                     "ratio_baseline": g["median_us"] / b["median_us"],
-                     "ratio_min": g["min_us"] / n["min_us"],
-                     "reps": [g["reps"], n["reps"], b["reps"]], "agree": agree})  # fmt: skip
-        print(f"bench: numpy {case.name}: guest / native {rows[-1]['ratio']:.2f}, "
-              f"/ baseline {rows[-1]['ratio_baseline']:.2f}", file=sys.stderr)
+        row = {"case": name, "what": case.what, "kind": case.kind,
+               "guest_us": g["median_us"], "native_us": n["median_us"],
+               "baseline_us": b["median_us"], "before_us": before,
+               "ratio": g["median_us"] / n["median_us"],
+               "ratio_before": None if before is None else before / n["median_us"],
+               "ratio_baseline": g["median_us"] / b["median_us"],
+               "ratio_min": g["min_us"] / n["min_us"],
+               "reps": [g["reps"], n["reps"], b["reps"]], "agree": agree}  # fmt: skip
+        if case.grid is None:
+            rows.append(row)
+        else:
+            op, dtype, size = case.grid
+            grid.append({**row, "op": op, "dtype": dtype, "size": size})
+        print(f"bench: numpy {name}: guest / native {row['ratio']:.2f}, "
+              f"/ baseline {row['ratio_baseline']:.2f}", file=sys.stderr)
     start = start_rows(QUICK_START_REPS if quick else START_REPS)
     return {"budget_s": budget, "rounds": QUICK_ROUNDS if quick else ROUNDS, **meta,
-            "rows": rows, "start": start}  # fmt: skip
+            "rows": rows, "grid": grid, "start": start}  # fmt: skip
 
 
 def _us(us: float) -> str:
     return f"{us / 1000:.2f} ms" if us >= 1000 else f"{us:.1f} µs"
+
+
+def _ratio(ratio: float | None) -> str:
+    return "" if ratio is None else f"{ratio:.2f}"
+
+
+def grid_report(data: dict[str, Any]) -> list[str]:
+    """The operation grid: one line per operation and dtype, before and after at each size."""
+    grid = data.get("grid", [])
+    if not grid:
+        return []
+    sizes = sorted({r["size"] for r in grid})
+    heads = " | ".join(f"{s:.0e} before | {s:.0e} after" for s in sizes)
+    lines = [
+        "", "## The operation grid: guest / native, before and after SIMD128", "",
+        "Each cell is the guest's median time over native numpy's for the same operation "
+        "on the same arrays (uniform in [0.5, 1.5)). before: the guest's numpy built without "
+        f"SIMD128 (numpy's `{BEFORE_VARIANT}` variant in tools/guest_packages.toml); after: the "
+        f"guest's numpy of today. Goal: <= {GRID_GOAL:g}x at {GRID_GOAL_FROM:.0e} elements and "
+        "above (✓/✗ on the after cells it applies to). The 1e3 column is mostly per-call cost "
+        "(see the overhead note below the table). Native times are in the JSON.", "",
+        f"| operation | dtype | {heads} |",
+        "|---|---|" + "---|---|" * len(sizes),
+    ]  # fmt: skip
+    cells: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}
+    for r in grid:
+        cells.setdefault((r["op"], r["dtype"]), {})[r["size"]] = r
+    for (op, dtype), by_size in cells.items():
+        parts = []
+        for size in sizes:
+            r = by_size.get(size)
+            if r is None:
+                parts.append(" | ")
+                continue
+            mark = ""
+            if size >= GRID_GOAL_FROM:
+                mark = " ✓" if r["ratio"] <= GRID_GOAL else " ✗"
+            agree = "" if r["agree"] else " (results differ)"
+            parts.append(f"{_ratio(r['ratio_before'])} | **{r['ratio']:.2f}**{mark}{agree}")
+        lines.append(f"| `{op}` | {dtype} | {' | '.join(parts)} |")
+    return lines
 
 
 def report(data: dict[str, Any]) -> list[str]:
@@ -204,8 +300,8 @@ def report(data: dict[str, Any]) -> list[str]:
         "Goals: elementwise and reductions <= 1.5x native, matmul <= 5x. agree: the guest's "
         f"result checksum equals native's within {CHECK_TOL:g}.", "",
         "| operation | kind | guest | native | baseline | guest / native | min | guest / baseline "
-        "| agree |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| before / native | agree |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]  # fmt: skip
     for r in data["rows"]:
         goal = GOALS.get(r["kind"])
@@ -213,9 +309,10 @@ def report(data: dict[str, Any]) -> list[str]:
         lines.append(
             f"| {r['what']} | {r['kind']} | {_us(r['guest_us'])} | {_us(r['native_us'])} "
             f"| {_us(r['baseline_us'])} | **{r['ratio']:.2f}**{mark} | {r['ratio_min']:.2f} "
-            f"| {r['ratio_baseline']:.2f} "
+            f"| {r['ratio_baseline']:.2f} | {_ratio(r['ratio_before'])} "
             f"| {'yes' if r['agree'] else 'NO'} |"
         )
+    lines += grid_report(data)
     lines += [
         "", "Size and start: a trivial app (prints \"ok\") without numpy and the same app "
         "importing numpy; start = spawn to exit of `wasmtime run --allow-precompiled` on the "
@@ -233,6 +330,14 @@ def report(data: dict[str, Any]) -> list[str]:
 def targets(data: dict[str, Any]) -> list[tuple[str, float, float, str]]:
     """The goals, worst row of each kind: (name, goal, measured, "lower")."""
     out = []
+    for kind in (npcases.ELEMENTWISE, npcases.REDUCTION):
+        cells = [r for r in data.get("grid", [])
+                 if r["kind"] == kind and r["size"] >= GRID_GOAL_FROM]  # fmt: skip
+        if cells:
+            worst = max(cells, key=lambda r: r["ratio"])
+            out.append((f"numpy grid guest / native, {kind}, >= {GRID_GOAL_FROM:.0e}, worst "
+                        f"({worst['op']}, {worst['dtype']}, {worst['size']:.0e}) "
+                        f"<= {GRID_GOAL:g}", GRID_GOAL, worst["ratio"], "lower"))  # fmt: skip
     for kind, goal in GOALS.items():
         rows = [r for r in data["rows"] if r["kind"] == kind]
         if rows:
@@ -246,10 +351,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="numpy in the guest vs native (issue 20)")
     parser.add_argument("--quick", action="store_true", help="short budgets, one round")
     parser.add_argument("--worker", type=float, metavar="BUDGET", help=argparse.SUPPRESS)
+    parser.add_argument("cases", nargs="*", help=argparse.SUPPRESS)  # the worker's
     parser.add_argument("--json", type=Path, help="also write the measurements here")
     args = parser.parse_args()
     if args.worker is not None:
-        worker(args.worker)
+        worker(args.worker, args.cases)
         return
     data = run(args.quick)
     if args.json:

@@ -7,7 +7,8 @@ CPython's full C API. ``tools/guest_packages.toml`` pins what can be built
 this way; an app asks for it in its ``requirements.txt`` (``numpy==2.4.6``)
 and ``tools/app_deps.py`` calls :func:`site` instead of pip.
 
-    guest_packages.py NAME [--print-site]     # build (or find) NAME; exit 3: toolchain missing
+    guest_packages.py NAME [--variant V] [--print-site]
+        # build (or find) NAME (as its catalogue variant V); exit 3: toolchain missing
 
 What a build uses, all from the one toolchain of ``tools/build_ext.py``:
 
@@ -47,6 +48,7 @@ Example::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import os
@@ -59,7 +61,7 @@ import tarfile
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +95,8 @@ CXX_RUNTIME_FLAGS = (
 #: becomes MemoryError); those built with -fno-exceptions are unchanged.
 CXX_FLAGS = ("-fwasm-exceptions",)
 CYTHON_VERSION_OF = "cython"
+#: What a package's variant may replace (``[NAME.variants.VARIANT]``).
+VARIANT_FIELDS = ("options", "patches")
 #: The build systems a catalogue entry can name (``build = ...``).
 BUILDS = ("meson", "setuptools")
 #: Compiler flags of every C and C++ file of every build: position-independent
@@ -155,10 +159,28 @@ class Package:
     options: tuple[str, ...]
     patches: tuple[str, ...]
     drop: tuple[str, ...]
+    #: Other builds of the same sdist, by name: each replaces ``options`` and
+    #: ``patches`` (the benchmark's numpy without SIMD128, its "before" column).
+    variants: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
 
     def entry(self) -> str:
-        """The entry as canonical JSON: part of the build key."""
-        return json.dumps(self.__dict__, sort_keys=True)
+        """The entry as canonical JSON: part of the build key (a variant's own
+        options are, through the variant's entry; editing one leaves the main
+        build's key alone)."""
+        fields = {k: v for k, v in self.__dict__.items() if k != "variants"}
+        return json.dumps(fields, sort_keys=True)
+
+    def variant(self, name: str) -> Package:
+        """This package built as its variant ``name``."""
+        if name not in self.variants:
+            known = ", ".join(sorted(self.variants)) or "none"
+            raise PackageError(f"{self.name} has no variant {name!r} in {CATALOGUE.name} "
+                               f"(its variants: {known})")  # fmt: skip
+        changes = self.variants[name]
+        return dataclasses.replace(
+            self, options=changes.get("options", self.options),
+            patches=changes.get("patches", self.patches), variants={},
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -187,6 +209,11 @@ def load_catalogue(path: Path = CATALOGUE) -> Catalogue:
                 sha256=entry["sha256"], build=entry["build"],
                 options=tuple(entry.get("options", ())), patches=tuple(entry.get("patches", ())),
                 drop=tuple(entry.get("drop", ())),
+                variants={
+                    variant: {key: tuple(value) for key, value in changes.items()
+                              if key in VARIANT_FIELDS}
+                    for variant, changes in entry.get("variants", {}).items()
+                },
             )  # fmt: skip
             for name, entry in raw.items()
         }
@@ -195,6 +222,11 @@ def load_catalogue(path: Path = CATALOGUE) -> Catalogue:
     for package in packages.values():
         if package.build not in BUILDS:
             raise PackageError(f"{path.name}: {package.name}: unknown build {package.build!r}")
+        for variant, changes in raw[package.name].get("variants", {}).items():
+            if unknown := set(changes) - set(VARIANT_FIELDS):
+                raise PackageError(f"{path.name}: {package.name}'s variant {variant} sets "
+                                   f"{', '.join(sorted(unknown))}; a variant replaces only "
+                                   f"{' and '.join(VARIANT_FIELDS)}")  # fmt: skip
     return Catalogue(headers, cxx_runtime, packages)
 
 
@@ -761,8 +793,9 @@ def build(package: Package, tools: Toolchain, cache: Path) -> Path:
     return site_dir
 
 
-def site(name: str, version: str, cache: Path | None = None) -> Path:
-    """The site folder holding package ``name`` at ``version`` built for the guest.
+def site(name: str, version: str, cache: Path | None = None, variant: str | None = None) -> Path:
+    """The site folder holding package ``name`` at ``version`` built for the guest
+    (as its catalogue ``variant``, if given).
 
     Raises PackageError for a package or version the catalogue does not pin,
     ToolchainMissingError (from build_ext) when Debian packages are missing.
@@ -782,6 +815,8 @@ def site(name: str, version: str, cache: Path | None = None) -> Path:
             f"and tests were checked against. Pin {name}=={package.version}, or add the new "
             f"version to the catalogue and check its patches."
         )
+    if variant is not None:
+        package = package.variant(variant)
     cache = cache or cache_root()
     return build(package, toolchain(cache, catalogue), cache)
 
@@ -790,12 +825,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Build a package of the catalogue for the guest.")
     parser.add_argument("name")
     parser.add_argument("--version", help="the version to build (default: the catalogue's)")
+    parser.add_argument("--variant", help="build the catalogue's variant of that name")
     parser.add_argument("--print-site", action="store_true", help="print the site folder")
     args = parser.parse_args(argv)
     try:
         packages = load_catalogue().packages
         version = args.version or (packages[args.name].version if args.name in packages else "")
-        path = site(args.name, version)
+        path = site(args.name, version, variant=args.variant)
     except build_ext.ToolchainMissingError as exc:
         print(" ".join(exc.packages))
         print(f"guest_packages: {exc}", file=sys.stderr)

@@ -34,13 +34,15 @@ STD = (0.229, 0.224, 0.225)
 
 @dataclass(frozen=True)
 class Case:
-    """``setup(np)`` makes the inputs once; ``run(np, inputs)`` is timed."""
+    """``setup(np)`` makes the inputs once; ``run(np, inputs)`` is timed. A case
+    of the operation grid names its ``grid`` cell: (operation, dtype, size)."""
 
     name: str
     what: str
     kind: str
     setup: Callable[[Any], Any]
     run: Callable[[Any, Any], Any]
+    grid: tuple[str, str, int] | None = None
 
 
 def nms(np: Any, boxes: Any, scores: Any, iou: float = 0.5) -> Any:
@@ -171,7 +173,49 @@ CASE_LIST = [
     Case("boolmask", "boolean mask a[a > 0.5], 1e6 f32", OTHER, _vector("float32", 18),
          lambda np, a: a[a > 0.5]),
 ]  # fmt: skip
-CASES = {c.name: c for c in CASE_LIST}
+
+#: The operation grid (issue 35's goal table): each operation at each dtype and
+#: size, on two arrays of uniform values in [0.5, 1.5) (positive: log and sqrt
+#: stay finite; about half of each side of 1.0, the comparisons' threshold).
+GRID_SIZES = (1_000, 100_000, 1_000_000)
+GRID_DTYPES = ("float32", "float64")
+GRID_OPS: list[tuple[str, str, str, Callable[[Any, Any], Any]]] = [
+    ("add", "a + b", ELEMENTWISE, lambda np, x: x[0] + x[1]),
+    ("multiply", "a * b", ELEMENTWISE, lambda np, x: x[0] * x[1]),
+    ("divide", "a / b", ELEMENTWISE, lambda np, x: x[0] / x[1]),
+    ("greater", "a > b", ELEMENTWISE, lambda np, x: x[0] > x[1]),
+    ("where", "where(a > 1, a, b)", ELEMENTWISE, lambda np, x: np.where(x[0] > 1.0, x[0], x[1])),
+    ("clip", "clip(a, 0.75, 1.25)", ELEMENTWISE, lambda np, x: np.clip(x[0], 0.75, 1.25)),
+    ("abs", "abs(a - 1)", ELEMENTWISE, lambda np, x: np.abs(x[2])),
+    ("sqrt", "sqrt(a)", ELEMENTWISE, lambda np, x: np.sqrt(x[0])),
+    ("exp", "exp(a)", ELEMENTWISE, lambda np, x: np.exp(x[0])),
+    ("log", "log(a)", ELEMENTWISE, lambda np, x: np.log(x[0])),
+    ("max", "max(a)", REDUCTION, lambda np, x: x[0].max()),
+    ("argmax", "argmax(a)", REDUCTION, lambda np, x: x[0].argmax()),
+    ("sum", "sum(a)", REDUCTION, lambda np, x: x[0].sum()),
+    ("mean", "mean(a)", REDUCTION, lambda np, x: x[0].mean()),
+]  # fmt: skip
+
+
+def _pair(dtype: str, size: int) -> Callable[[Any], Any]:
+    """a and b in [0.5, 1.5), and a - 1 (half negative, for abs), made outside the timing."""
+
+    def setup(np: Any) -> Any:
+        rng = np.random.default_rng(size)
+        a, b = (rng.random(size, dtype=getattr(np, dtype)) + 0.5 for _ in range(2))
+        return a, b, a - 1
+
+    return setup
+
+
+GRID_LIST = [
+    Case(f"grid_{key}_{dtype}_{size:.0e}".replace("+0", ""), f"{op}, {size:.0e} {dtype}", kind,
+         _pair(dtype, size), run, grid=(op, dtype, size))
+    for key, op, kind, run in GRID_OPS
+    for dtype in GRID_DTYPES
+    for size in GRID_SIZES
+]  # fmt: skip
+CASES = {c.name: c for c in [*CASE_LIST, *GRID_LIST]}
 
 
 def checksum(np: Any, out: Any) -> float:
@@ -203,3 +247,8 @@ def measure(np: Any, case: Case, budget: float, min_reps: int = 5,
 def run_all(np: Any, budget: float, names: list[str] | None = None) -> dict[str, Any]:
     """Every case (or ``names``): {name: measure(...)}."""
     return {name: measure(np, CASES[name], budget) for name in (names or list(CASES))}
+
+
+def quick_names() -> list[str]:
+    """What a quick run measures: every case, the grid at its middle size only."""
+    return [c.name for c in CASES.values() if c.grid is None or c.grid[2] == GRID_SIZES[1]]
