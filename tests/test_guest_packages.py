@@ -121,3 +121,25 @@ def test_an_unknown_build_kind_is_refused(tmp_path: Path) -> None:
     catalogue.write_text(text.replace('build = "setuptools"', 'build = "cmake"'))
     with pytest.raises(guest_packages.PackageError, match="pyclipper: unknown build 'cmake'"):
         guest_packages.load_catalogue(catalogue)
+
+
+def test_a_variant_replaces_options_and_patches_and_leaves_the_main_key(tmp_path: Path) -> None:
+    numpy = guest_packages.load_catalogue().packages["numpy"]
+    scalar = numpy.variant("scalar")
+    assert "-Ddisable-optimization=true" in scalar.options and not scalar.variants
+    assert (scalar.sdist, scalar.version, scalar.drop) == (numpy.sdist, numpy.version, numpy.drop)
+    # A variant's own options make its key; editing a variant leaves the main build's alone.
+    catalogue = tmp_path / "c.toml"
+    text = guest_packages.CATALOGUE.read_text()
+    catalogue.write_text(text.replace("[numpy.variants.scalar]\n",
+                                      '[numpy.variants.other]\noptions = ["-Dx=y"]\n'
+                                      "[numpy.variants.scalar]\n"))  # fmt: skip
+    edited = guest_packages.load_catalogue(catalogue).packages["numpy"]
+    assert edited.entry() == numpy.entry() and edited.variant("other").options == ("-Dx=y",)
+    assert edited.variant("other").entry() != numpy.entry()
+    with pytest.raises(guest_packages.PackageError, match="no variant 'simd'.*other, scalar"):
+        edited.variant("simd")
+    catalogue.write_text(text.replace("[numpy.variants.scalar]\n",
+                                      "[numpy.variants.scalar]\ndrop = []\n"))  # fmt: skip
+    with pytest.raises(guest_packages.PackageError, match="variant scalar sets drop"):
+        guest_packages.load_catalogue(catalogue)
