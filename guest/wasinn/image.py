@@ -79,6 +79,8 @@ holds for the guest's linear memory (which never shrinks).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from . import _numpy, _pixels
 from ._errors import ImageError, ImageTooLargeError
 from ._image.core import MAX_PIXELS, ImageInfo
@@ -122,7 +124,7 @@ def decode(
     max_pixels: int = MAX_PIXELS,
     exif_transpose: bool = False,
     reduce: int = 1,
-    min_size: tuple[int, int] | None = None,
+    min_size: Sequence[int] | None = None,
 ) -> Tensor:
     """Decode a PNG, JPEG, WebP, PGM or PPM file into a u8 ``(height, width, channels)`` tensor.
 
@@ -178,7 +180,7 @@ def decode_with_info(
     max_pixels: int = MAX_PIXELS,
     exif_transpose: bool = False,
     reduce: int = 1,
-    min_size: tuple[int, int] | None = None,
+    min_size: Sequence[int] | None = None,
 ) -> tuple[Tensor, dict[str, object]]:
     """``decode``, plus what the file says about itself: ``{"format": "png" |
     "jpeg" | "webp" | "ppm", "reduce": N, ...}``; WebPs add ``"lossless"``
@@ -201,11 +203,11 @@ def decode_with_info(
     """
     if mode is not None and mode not in MODES:
         raise ImageError(f"unknown mode {mode!r}; use None (as stored), 'L', 'RGB' or 'RGBA'")
-    _check_reduce(reduce, min_size)
+    wanted = _check_reduce(reduce, min_size)
     raw = _file_bytes(data, name, "decode")
     kind = _format(raw, name)
-    if min_size is not None:
-        reduce = _reduction(raw, kind, name, min_size, exif_transpose)
+    if wanted is not None:
+        reduce = _reduction(raw, kind, name, wanted, exif_transpose)
     if kind == "png":
         width, height, channels, pixels, info = decode_png(raw, name, max_pixels)
     elif kind == "jpeg":
@@ -234,20 +236,21 @@ def decode_with_info(
     return Tensor._wrap(pixels, (height, width, channels), "u8"), info
 
 
-def _check_reduce(reduce: object, min_size: object) -> None:
-    """ImageError unless ``reduce`` is one of REDUCTIONS and ``min_size`` None
-    or two positive ints, not both given."""
-    if isinstance(reduce, bool) or reduce not in REDUCTIONS:
+def _check_reduce(reduce: object, min_size: object) -> tuple[int, int] | None:
+    """``min_size`` as a tuple; ImageError unless ``reduce`` is one of
+    REDUCTIONS and ``min_size`` None or two positive ints (a tuple or list,
+    as Pillow takes), not both given."""
+    if type(reduce) is not int or reduce not in REDUCTIONS:  # not True, not 2.0
         raise ImageError(
             f"reduce is 1 (whole), 2, 4 or 8 (the scales libjpeg-turbo decodes a JPEG at, "
             f"taken by every format), not {reduce!r}"
         )
     if min_size is None:
-        return
+        return None
     if not (
-        isinstance(min_size, tuple)
+        isinstance(min_size, (tuple, list))
         and len(min_size) == 2
-        and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in min_size)
+        and all(type(v) is int and v > 0 for v in min_size)
     ):
         raise ImageError(
             f"min_size is (width, height), two positive ints, not {min_size!r} "
@@ -258,6 +261,7 @@ def _check_reduce(reduce: object, min_size: object) -> None:
             f"pass reduce= or min_size=, not both (reduce={reduce!r}, min_size={min_size!r}): "
             "min_size picks the factor"
         )
+    return (min_size[0], min_size[1])
 
 
 def _reduction(raw: bytes, kind: str, name: str, min_size: tuple[int, int], upright: bool) -> int:
