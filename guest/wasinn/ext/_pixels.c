@@ -136,6 +136,23 @@ static inline unsigned char times_alpha(unsigned v, unsigned alpha) {
     return (unsigned char)(((t >> 8) + t) >> 8);
 }
 
+/* Adds one input row to the sums of its boxes (premultiplied when there is
+ * alpha). Always inlined, and called with `channels` a constant, so that the
+ * loop over the channels unrolls and its tests vanish: this loop is the
+ * whole cost of a reduction (a 4000x3000 RGB picture is 36 million adds). */
+static inline __attribute__((always_inline)) void add_row(uint32_t *sums,
+                                                          const unsigned char *px,
+                                                          Py_ssize_t width, int channels,
+                                                          int factor) {
+    int alpha = channels == 2 || channels == 4 ? channels - 1 : -1;
+    for (Py_ssize_t x0 = 0; x0 < width; x0 += factor, sums += channels) {
+        Py_ssize_t cols = width - x0 < factor ? width - x0 : factor;
+        for (Py_ssize_t k = 0; k < cols; k++, px += channels)
+            for (int c = 0; c < channels; c++)
+                sums[c] += alpha < 0 || c == alpha ? px[c] : times_alpha(px[c], px[alpha]);
+    }
+}
+
 /* Pillow's Image.reduce(factor): each output pixel is the rounded average of
  * a factor x factor box (the boxes of the last row and column hold what is
  * left, so the result is ceil(width / factor) x ceil(height / factor)).
@@ -179,15 +196,18 @@ static PyObject *reduce(PyObject *self, PyObject *args) {
         memset(sums, 0, (size_t)(out_w * channels) * sizeof *sums);
         for (Py_ssize_t y = y0; y < y0 + rows; y++) {
             const unsigned char *px = in + y * width * channels;
-            for (Py_ssize_t x = 0; x < width; x++, px += channels) {
-                uint32_t *sum = sums + (x / factor) * channels;
-                for (int c = 0; c < channels; c++)
-                    sum[c] += c == alpha || alpha < 0 ? px[c] : times_alpha(px[c], px[alpha]);
+            switch (channels) {
+            case 1: add_row(sums, px, width, 1, factor); break;
+            case 2: add_row(sums, px, width, 2, factor); break;
+            case 3: add_row(sums, px, width, 3, factor); break;
+            default: add_row(sums, px, width, 4, factor); break;
             }
         }
+        uint32_t full_count = (uint32_t)(rows * factor), full_scale = reciprocal(full_count);
         for (Py_ssize_t x = 0; x < out_w; x++) {
             Py_ssize_t cols = width - x * factor < factor ? width - x * factor : factor;
-            uint32_t count = (uint32_t)(rows * cols), scale = reciprocal(count);
+            uint32_t count = (uint32_t)(rows * cols);
+            uint32_t scale = cols == factor ? full_scale : reciprocal(count);
             const uint32_t *sum = sums + x * channels;
             for (int c = 0; c < channels; c++)
                 out[c] = (unsigned char)(((sum[c] + count / 2) * scale) >> 24);
