@@ -243,3 +243,20 @@ def test_reduce_1_is_the_whole_image() -> None:
     whole, info = image.decode_with_info(data, reduce=1)
     assert whole.tobytes() == image.decode(data).tobytes() and info["reduce"] == 1
     assert image.decode_with_info(data, min_size=(33, 17))[1]["reduce"] == 1
+
+
+def test_broken_files_fail_the_same_way_reduced() -> None:
+    """A cut file raises the ImageError it raises at full size."""
+    jpeg = encode(picture(64, 48), quality=75)
+    prog = encode(picture(64, 48), quality=75, progressive=True)
+    png = io.BytesIO()
+    picture(64, 48).save(png, "PNG")  # type: ignore[attr-defined]
+    webp = webp_file("lossy", 64, 48)
+    for data in (jpeg, prog, png.getvalue(), webp):
+        for broken in (data[: len(data) // 2], data[: len(data) * 3 // 4]):
+            with pytest.raises(image.ImageError) as whole:
+                image.decode(broken, name="x")
+            for factor in (2, 8):
+                with pytest.raises(image.ImageError) as reduced_error:
+                    image.decode(broken, name="x", reduce=factor)
+                assert str(reduced_error.value) == str(whole.value)
