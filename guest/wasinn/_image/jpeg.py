@@ -6,6 +6,12 @@ row, interleaved, and ``info`` is ``{"orientation": EXIF orientation 1-8 or
 None}``. The pixels are Pillow's, byte for byte: both run libjpeg-turbo with
 its defaults (islow IDCT, fancy upsampling).
 
+``reduce=2``, ``4`` or ``8`` decodes at that scale with libjpeg-turbo's
+reduced IDCTs (``scale_denom``), which is what Pillow's ``draft`` asks
+for: the same pixels, ``ceil(width / reduce) x ceil(height / reduce)``. The
+entropy-coded data is read whole either way, so ``max_pixels`` limits the
+header's size, not the reduced one.
+
 Decoded: baseline, extended and progressive, Huffman or arithmetic coded,
 any chroma sampling, restart markers. Refused with ``ImageError``: lossless
 and hierarchical files, 12-bit samples, CMYK/YCCK (Pillow gives CMYK, which
