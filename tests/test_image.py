@@ -374,7 +374,7 @@ def test_jpeg_goes_to_the_jpeg_decoder() -> None:
 
 def test_decoders_report_format() -> None:
     assert image.decode_with_info(good_png())[1]["format"] == "png"
-    assert image.decode_with_info(b"P5 1 1 255 \x07")[1] == {"format": "ppm"}
+    assert image.decode_with_info(b"P5 1 1 255 \x07")[1] == {"format": "ppm", "reduce": 1}
 
 
 # ------------------------------------------------------------------ filters

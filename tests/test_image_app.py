@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import ROOT, build_app, run_component
-from PIL import Image
+from PIL import Image, ImageOps
 from png_rows import png_with_filter, zero_png
 from test_image import CASES, encode_png, pillow_pixels, random_case
 
@@ -216,3 +216,54 @@ def test_component_encodes_png_that_pillow_reads_back(image_app: Path, tmp_path:
         with Image.open(tmp_path / name) as source, Image.open(encoded) as im:
             assert (im.format, im.mode, im.size) == ("PNG", source.mode, source.size)
             assert im.tobytes() == source.tobytes(), name
+
+
+def test_component_reduces_like_pillow(image_app: Path, tmp_path: Path) -> None:
+    """decode(reduce=, min_size=, exif_transpose=) inside the guest: JPEGs equal to
+    Pillow's draft (libjpeg-turbo's DCT scaling in the guest's build), PNG and
+    WebP (lossy with alpha, lossless) equal to Pillow's reduce, turned after."""
+    from test_jpeg import encode, picture
+    from test_webp import webp_file
+
+    files: dict[str, bytes] = {}
+    for kind, options in (("q90", {"quality": 90}), ("prog", {"quality": 80, "progressive": True})):
+        files[f"{kind}.jpg"] = encode(picture(333, 199, seed=3), **options)
+    files["gray.jpg"] = encode(picture(333, 199).convert("L"), quality=85)  # type: ignore[attr-defined]
+    base = picture(101, 61, seed=5)
+    for mode in ("L", "LA", "RGB", "RGBA"):
+        out = io.BytesIO()
+        base.convert(mode).save(out, "PNG")  # type: ignore[attr-defined]
+        files[f"{mode}.png"] = out.getvalue()
+    files["alpha.webp"] = webp_file("lossy-alpha", 70, 45, seed=2)
+    files["lossless.webp"] = webp_file("lossless", 70, 45, seed=3)
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    out = io.BytesIO()
+    base.save(out, "JPEG", quality=90, exif=exif)  # type: ignore[attr-defined]
+    files["turned.jpg"] = out.getvalue()
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    names = sorted(files)
+
+    def pillow(data: bytes, factor: int) -> Image.Image:
+        with Image.open(io.BytesIO(data)) as im:
+            if im.format == "JPEG":
+                im.draft(im.mode, (im.width // factor, im.height // factor))
+                return ImageOps.exif_transpose(im)
+            im.load()
+            return im.reduce(factor)
+
+    for factor in (2, 4, 8):
+        args = ("--reduce", str(factor), "--exif-transpose")
+        results = run_files(image_app, tmp_path, *args, *names)
+        for name, got in zip(names, results, strict=True):
+            want = pillow(files[name], factor)
+            assert got["reduce"] == factor, name
+            assert got["shape"][:2] == [want.height, want.width], (name, factor)  # type: ignore[index]
+            assert got["crc32"] == zlib.crc32(want.tobytes()), (name, factor)
+    # min_size: Pillow's draft rule, upright sizes for the turned file (61x101 upright)
+    results = run_files(image_app, tmp_path, "--min-size", "30x50", "--exif-transpose",
+                        "q90.jpg", "turned.jpg", "RGB.png")  # fmt: skip
+    assert [(r["reduce"], r["shape"][:2]) for r in results] == [  # type: ignore[index]
+        (2, [100, 167]), (2, [51, 31]), (1, [61, 101])
+    ]

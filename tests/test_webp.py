@@ -175,7 +175,12 @@ def test_decodes_like_pillow(kind: str, size: tuple[int, int]) -> None:
     assert mode == ("RGBA" if channels == 4 else "RGB")
     assert pixels.shape == (size[1], size[0], channels)
     assert pixels.tobytes() == want
-    assert info == {"format": "webp", "lossless": kind.startswith("lossless"), "orientation": None}
+    assert info == {
+        "format": "webp",
+        "lossless": kind.startswith("lossless"),
+        "orientation": None,
+        "reduce": 1,
+    }
     assert image.probe(data) == image.ImageInfo("webp", size[0], size[1], channels)
 
 

@@ -31,13 +31,17 @@ def probe(data: bytes, /) -> tuple[int, int, int, bytes | None]:
     refuses."""
 
 def decode(
-    data: bytes, check: Callable[[int, int, int], object], /
+    data: bytes, check: Callable[[int, int, int], object], reduce: int = 1, /
 ) -> tuple[int, int, int, bytes, bytes | None]:
-    """``(width, height, channels, pixels, exif)``. ``check(width, height,
-    channels)`` is called once the header is read, before any memory is
-    allocated for the pixels; an exception it raises propagates (a size
-    limit). Truncated or corrupt entropy-coded data, more than 32 scans of
-    one component and a progressive component without a DC scan raise Error."""
+    """``(width, height, channels, pixels, exif)``, decoded at scale
+    ``1/reduce`` (1, 2, 4 or 8; libjpeg-turbo's DCT scaling, as Pillow's
+    ``draft``), so ``width`` and ``height`` are the header's divided by
+    ``reduce``, rounded up; another ``reduce`` raises ValueError.
+    ``check(width, height, channels)`` is called with the header's size once
+    it is read, before any memory is allocated for the pixels; an exception
+    it raises propagates (a size limit). Truncated or corrupt entropy-coded
+    data, more than 32 scans of one component and a progressive component
+    without a DC scan raise Error."""
 
 def encode(
     pixels: bytes,

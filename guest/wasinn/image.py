@@ -34,6 +34,35 @@ wasinn (and so into every component, at native speed): JPEG by libjpeg-turbo
 ``ext/_webp_codec.c``); their pixels are Pillow's. ``encode`` writes each of
 the three with the same libraries (JPEG: Pillow's bytes). PGM/PPM is Python.
 
+Reduced-size decoding, for a model that wants far fewer pixels than a
+photo has: ``reduce=2``, ``4`` or ``8`` decodes at that fraction of the size,
+``ceil(width / reduce) x ceil(height / reduce)``, and ``min_size=(w, h)``
+picks the largest of them whose result is still at least ``w x h`` (Pillow's
+``Image.draft`` rule; an image already smaller is decoded whole)::
+
+    pixels, info = image.decode_with_info(data, mode="RGB", min_size=(128, 128))
+    pixels.shape, info["reduce"]     # a 4000x3000 photo: ((375, 500, 3), 8)
+
+A JPEG is decoded at that scale by libjpeg-turbo (its reduced IDCTs: what
+Pillow's ``draft`` does, the same pixels as ``Image.draft("RGB", (w // N,
+h // N))``), so the full-size pixels never exist; PNG, WebP and PGM/PPM are
+decoded whole and box-averaged in C, the same pixels as Pillow's
+``Image.reduce(N)`` (colours premultiplied by alpha, as Pillow does). The two
+differ on purpose: a JPEG's DCT scaling is not a box average of the full
+decode (it keeps the low frequencies of each 8x8 block and upsamples chroma
+at the reduced size: on photo-like pictures about 0.4 grey levels on
+average, 1-3 at the 99th percentile, up to 19 at 1/2 on sharp colour
+edges), and each is what Pillow gives for that format. libwebp's own scaled
+decoding (``use_scaling``) is not used: it resamples the YUV planes with
+its own rounding, which no Pillow operation reproduces.
+Reduction comes first, on the pixels as stored, then ``exif_transpose`` and
+``mode``: Pillow's ``draft`` or ``reduce``, then ``ImageOps.exif_transpose``,
+then ``convert``. ``max_pixels`` still applies to the size the header
+declares: entropy decoding (JPEG) and inflating (PNG, WebP) cost what the
+full image costs, whatever the scale. Memory is the reduced pixels for a
+baseline JPEG (a progressive one keeps its coefficients, as at full size),
+the full pixels plus the reduced ones for the other formats.
+
 Anything that is not a decodable image (corrupt, truncated, unsupported, or
 larger than ``max_pixels``) raises ``ImageError``, a ``ValidationError``,
 whose message starts with ``name``; too many pixels raise its subclass
@@ -47,26 +76,30 @@ an app can apply its own budget before decoding anything::
         ...   # refuse it (an HTTP server: 413)
 
 Memory: decoding needs at most about three times the decoded pixels
-(``height * width * channels`` bytes) plus a constant of some megabytes,
+(``height * width * channels`` bytes, of the full size: see above for
+``reduce``) plus a constant of some megabytes,
 for every format, however well a file compresses; inside a component that
 holds for the guest's linear memory (which never shrinks).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from . import _numpy, _pixels
 from ._errors import ImageError, ImageTooLargeError
 from ._image.core import MAX_PIXELS, ImageInfo
-from ._image.jpeg import decode_jpeg, encode_jpeg, probe_jpeg
+from ._image.jpeg import decode_jpeg, encode_jpeg, probe_jpeg, probe_jpeg_orientation
 from ._image.png import SIGNATURE as _PNG_SIGNATURE
-from ._image.png import decode_png, encode_png, probe_png
+from ._image.png import decode_png, encode_png, orientation_png, probe_png
 from ._image.ppm import decode_ppm, is_pnm, probe_ppm
-from ._image.webp import decode_webp, encode_webp, is_webp, probe_webp
+from ._image.webp import decode_webp, encode_webp, is_webp, orientation_webp, probe_webp
 from ._tensor import Tensor
 
 __all__ = [
     "MAX_PIXELS",
     "MODES",
+    "REDUCTIONS",
     "ImageError",
     "ImageInfo",
     "ImageTooLargeError",
@@ -82,6 +115,10 @@ MODES = ("L", "RGB", "RGBA")
 _MODE_CHANNELS = {"L": 1, "RGB": 3, "RGBA": 4}
 #: What ``encode`` writes.
 FORMATS = ("png", "jpeg", "webp")
+#: The factors ``decode(reduce=)`` takes: libjpeg-turbo's DCT scales, 1/1 to
+#: 1/8, which Pillow's ``draft`` picks from; the other formats take the same
+#: ones, so that a factor chosen for one file works for any.
+REDUCTIONS = (1, 2, 4, 8)
 
 
 def decode(
@@ -91,16 +128,29 @@ def decode(
     name: str = "image",
     max_pixels: int = MAX_PIXELS,
     exif_transpose: bool = False,
+    reduce: int = 1,
+    min_size: Sequence[int] | None = None,
 ) -> Tensor:
     """Decode a PNG, JPEG, WebP, PGM or PPM file into a u8 ``(height, width, channels)`` tensor.
 
     ``mode``: ``None`` (channels as stored), ``"L"``, ``"RGB"`` or ``"RGBA"``.
     ``name`` labels error messages. Images of more than ``max_pixels`` pixels
-    are refused with ``ImageTooLargeError`` before their pixels are decoded.
+    (as the header declares them, reduced or not) are refused with
+    ``ImageTooLargeError`` before their pixels are decoded.
     ``exif_transpose=True`` turns the pixels upright as the file's EXIF
     orientation asks (what Pillow's ``ImageOps.exif_transpose`` does; a phone
     photo taken upright is often stored sideways with orientation 6); by
     default the pixels are as stored.
+
+    ``reduce``: 1 (whole), 2, 4 or 8 decodes at that fraction of the size,
+    ``ceil(width / reduce) x ceil(height / reduce)``: a JPEG through
+    libjpeg-turbo's DCT scaling (Pillow's ``draft``), the other formats by a
+    box average (Pillow's ``Image.reduce``). ``min_size=(width, height)``
+    instead picks the largest of those factors whose result is still at
+    least that size, width and height as returned (upright when
+    ``exif_transpose=True``): Pillow's ``draft`` rule, ``width * reduce <=
+    the image's width``, and the same for the height. See the module's
+    docstring for what each format computes.
 
     Example::
 
@@ -109,9 +159,21 @@ def decode(
         ((8, 8, 1), 'u8')
         >>> decode(phone_jpeg, exif_transpose=True).shape   # stored 4032x3024, orientation 6
         (4032, 3024, 3)
+        >>> decode(phone_jpeg, exif_transpose=True, reduce=4).shape
+        (1008, 756, 3)
+        >>> decode(phone_jpeg, exif_transpose=True, min_size=(128, 128)).shape   # 1/8
+        (504, 378, 3)
+        >>> decode(phone_jpeg, min_size=(1000, 1000)).shape   # 1/2: 1/4 would be 1008x756
+        (1512, 2016, 3)
     """
     return decode_with_info(
-        data, mode=mode, name=name, max_pixels=max_pixels, exif_transpose=exif_transpose
+        data,
+        mode=mode,
+        name=name,
+        max_pixels=max_pixels,
+        exif_transpose=exif_transpose,
+        reduce=reduce,
+        min_size=min_size,
     )[0]
 
 
@@ -122,32 +184,50 @@ def decode_with_info(
     name: str = "image",
     max_pixels: int = MAX_PIXELS,
     exif_transpose: bool = False,
+    reduce: int = 1,
+    min_size: Sequence[int] | None = None,
 ) -> tuple[Tensor, dict[str, object]]:
     """``decode``, plus what the file says about itself: ``{"format": "png" |
-    "jpeg" | "webp" | "ppm", ...}``; WebPs add ``"lossless"`` (bool); JPEGs,
-    PNGs and WebPs add ``"orientation"`` (the EXIF value 1-8 of a JPEG's APP1
-    segment, a PNG's ``eXIf`` chunk or a WebP's ``EXIF`` chunk, or ``None``):
-    what the file says, whether or not ``exif_transpose=True`` turned the pixels.
+    "jpeg" | "webp" | "ppm", "reduce": N, ...}``; WebPs add ``"lossless"``
+    (bool); JPEGs, PNGs and WebPs add ``"orientation"`` (the EXIF value 1-8 of
+    a JPEG's APP1 segment, a PNG's ``eXIf`` chunk or a WebP's ``EXIF`` chunk,
+    or ``None``): what the file says, whether or not ``exif_transpose=True``
+    turned the pixels. ``"reduce"`` is the factor the pixels were reduced by
+    (``reduce=``, the one ``min_size=`` picked, or 1): a pixel's box spans
+    ``reduce`` pixels of the file, so coordinates found in the pixels times
+    ``reduce`` are the file's.
 
     Example::
 
         >>> pixels, info = decode_with_info(jpeg_bytes)
-        >>> info["format"], info.get("orientation")
-        ('jpeg', 6)
+        >>> info["format"], info.get("orientation"), info["reduce"]
+        ('jpeg', 6, 1)
+        >>> pixels, info = decode_with_info(jpeg_bytes, min_size=(128, 128))
+        >>> pixels.shape, info["reduce"]          # stored 4032x3024
+        ((378, 504, 3), 8)
     """
     if mode is not None and mode not in MODES:
         raise ImageError(f"unknown mode {mode!r}; use None (as stored), 'L', 'RGB' or 'RGBA'")
+    wanted = _check_reduce(reduce, min_size)
     raw = _file_bytes(data, name, "decode")
     kind = _format(raw, name)
+    if wanted is not None:
+        reduce = _reduction(raw, kind, name, wanted, exif_transpose)
     if kind == "png":
         width, height, channels, pixels, info = decode_png(raw, name, max_pixels)
     elif kind == "jpeg":
-        width, height, channels, pixels, info = decode_jpeg(raw, name, max_pixels)
+        # libjpeg-turbo decodes at the scale itself: the only format that never
+        # holds the full-size pixels.
+        width, height, channels, pixels, info = decode_jpeg(raw, name, max_pixels, reduce)
         info = {"format": "jpeg", **info}
     elif kind == "webp":
         width, height, channels, pixels, info = decode_webp(raw, name, max_pixels)
     else:
         width, height, channels, pixels, info = decode_ppm(raw, name, max_pixels)
+    if reduce > 1 and kind != "jpeg":
+        pixels = _pixels.reduce(pixels, width, height, channels, reduce)
+        width, height = -(-width // reduce), -(-height // reduce)
+    info["reduce"] = reduce
     orientation = info.get("orientation")
     if exif_transpose and isinstance(orientation, int) and orientation != 1:
         pixels = _pixels.orient(pixels, width, height, channels, orientation)
@@ -159,6 +239,54 @@ def decode_with_info(
             _MODE_CHANNELS[mode],
         )
     return Tensor._wrap(pixels, (height, width, channels), "u8"), info
+
+
+def _check_reduce(reduce: object, min_size: object) -> tuple[int, int] | None:
+    """``min_size`` as a tuple; ImageError unless ``reduce`` is one of
+    REDUCTIONS and ``min_size`` None or two positive ints (a tuple or list,
+    as Pillow takes), not both given."""
+    if type(reduce) is not int or reduce not in REDUCTIONS:  # not True, not 2.0
+        raise ImageError(
+            f"reduce is 1 (whole), 2, 4 or 8 (the scales libjpeg-turbo decodes a JPEG at, "
+            f"taken by every format), not {reduce!r}"
+        )
+    if min_size is None:
+        return None
+    if not (
+        isinstance(min_size, (tuple, list))
+        and len(min_size) == 2
+        and all(type(v) is int and v > 0 for v in min_size)
+    ):
+        raise ImageError(
+            f"min_size is (width, height), two positive ints, not {min_size!r} "
+            "(e.g. min_size=(128, 128) for a model that takes 128x128 pictures)"
+        )
+    if reduce != 1:
+        raise ImageError(
+            f"pass reduce= or min_size=, not both (reduce={reduce!r}, min_size={min_size!r}): "
+            "min_size picks the factor"
+        )
+    return (min_size[0], min_size[1])
+
+
+def _reduction(raw: bytes, kind: str, name: str, min_size: tuple[int, int], upright: bool) -> int:
+    """The largest of REDUCTIONS whose result is at least ``min_size``: Pillow's
+    ``draft`` rule (``width // N >= min width`` and the same for the height),
+    on the stored size, turned as ``exif_transpose`` would turn it when
+    ``upright``. Reads the header only."""
+    if kind == "png":
+        info, orientation = probe_png(raw, name), orientation_png(raw)
+    elif kind == "jpeg":
+        info, orientation = probe_jpeg_orientation(raw, name)
+    elif kind == "webp":
+        info, orientation = probe_webp(raw, name), orientation_webp(raw)
+    else:
+        info, orientation = probe_ppm(raw, name), None
+    width, height = info.width, info.height
+    if upright and orientation is not None and orientation >= 5:
+        width, height = height, width
+    fits = min(width // min_size[0], height // min_size[1])
+    return max((n for n in REDUCTIONS if n <= fits), default=1)
 
 
 def probe(data: bytes | bytearray | memoryview, *, name: str = "image") -> ImageInfo:

@@ -1,13 +1,16 @@
 """A test-only guest: decodes image files with ``wasinn.image``.
 
-    image_app [--mode L|RGB|RGBA] [--repeat N] [--encode FORMAT[:QUALITY] --out DIR] FILE...
+    image_app [--mode L|RGB|RGBA] [--reduce N | --min-size WxH] [--exif-transpose]
+              [--repeat N] [--encode FORMAT[:QUALITY] --out DIR] FILE...
 
 For each file it prints one JSON line: ``{"file": F, "shape": [H, W, C],
 "crc32": CRC, "bytes": LEN, "seconds": BEST, "first": FIRST}`` (CRC of the
 decoded pixels; BEST the fastest of N decodes and FIRST the first one, which
 pays for compiling any host graph the decoder uses, both measured inside the
 guest; ``"hex"`` too when the pixels are at most 64 KiB) or
-``{"file": F, "error": CLASS, "message": M}``.
+``{"file": F, "error": CLASS, "message": M}``. ``--reduce``, ``--min-size``
+and ``--exif-transpose`` are ``decode``'s ``reduce=``, ``min_size=`` and
+``exif_transpose=``; the line then adds ``"reduce"`` (the factor applied).
 With ``--encode``, each decoded image is also encoded by ``wasinn.image.encode``
 (``png``, ``jpeg`` or ``webp``, ``webp-lossless``; an optional quality after a
 colon) and written to ``DIR`` (a preopened folder) under the input's base name
@@ -51,17 +54,23 @@ def encode_file(
 
 
 def decode_file(
-    path: str, mode: str | None, repeat: int, encode: str | None = None, out_dir: str = "."
+    path: str,
+    mode: str | None,
+    repeat: int,
+    encode: str | None = None,
+    out_dir: str = ".",
+    options: dict[str, object] | None = None,
 ) -> dict[str, object]:
     with open(path, "rb") as f:
         data = f.read()
     times: list[float] = []
     pixels: Tensor | None = None
+    info: dict[str, object] = {}
     try:
         for _ in range(repeat):
             pixels = None  # the last decode's pixels go first: no decode pays for two images
             start = time.perf_counter()
-            pixels = image.decode(data, mode=mode, name=path)
+            pixels, info = image.decode_with_info(data, mode=mode, name=path, **(options or {}))  # type: ignore[arg-type]
             times.append(time.perf_counter() - start)
     except image.ImageError as exc:
         return {"file": path, "error": type(exc).__name__, "message": str(exc)}
@@ -75,6 +84,8 @@ def decode_file(
         "seconds": min(times),
         "first": times[0],
     }
+    if options:
+        out["reduce"] = info["reduce"]
     if len(raw) <= 65536:
         out["hex"] = raw.hex()
     if encode:
@@ -91,10 +102,18 @@ def main(args: list[str]) -> int:
     encode: str | None = None
     out_dir = "."
     files: list[str] = []
+    options: dict[str, object] = {}
     it = iter(args)
     for arg in it:
         if arg == "--mode":
             mode = next(it)
+        elif arg == "--reduce":
+            options["reduce"] = int(next(it))
+        elif arg == "--min-size":
+            width, _, height = next(it).partition("x")
+            options["min_size"] = (int(width), int(height))
+        elif arg == "--exif-transpose":
+            options["exif_transpose"] = True
         elif arg == "--repeat":
             repeat = max(1, int(next(it)))
         elif arg == "--encode":
@@ -104,7 +123,7 @@ def main(args: list[str]) -> int:
         else:
             files.append(arg)
     for path in files:
-        print_line(json.dumps(decode_file(path, mode, repeat, encode, out_dir)))
+        print_line(json.dumps(decode_file(path, mode, repeat, encode, out_dir, options)))
     return 0
 
 

@@ -6,6 +6,12 @@ row, interleaved, and ``info`` is ``{"orientation": EXIF orientation 1-8 or
 None}``. The pixels are Pillow's, byte for byte: both run libjpeg-turbo with
 its defaults (islow IDCT, fancy upsampling).
 
+``reduce=2``, ``4`` or ``8`` decodes at that scale with libjpeg-turbo's
+reduced IDCTs (``scale_denom``), which is what Pillow's ``draft`` asks
+for: the same pixels, ``ceil(width / reduce) x ceil(height / reduce)``. The
+entropy-coded data is read whole either way, so ``max_pixels`` limits the
+header's size, not the reduced one.
+
 Decoded: baseline, extended and progressive, Huffman or arithmetic coded,
 any chroma sampling, restart markers. Refused with ``ImageError``: lossless
 and hierarchical files, 12-bit samples, CMYK/YCCK (Pillow gives CMYK, which
@@ -33,26 +39,32 @@ from .._errors import ImageError
 from . import exif
 from .core import MAX_PIXELS, ImageInfo, check_size
 
-__all__ = ["decode_jpeg", "encode_jpeg", "probe_jpeg"]
+__all__ = ["decode_jpeg", "encode_jpeg", "probe_jpeg", "probe_jpeg_orientation"]
 
 
 def decode_jpeg(
-    data: bytes, name: str, max_pixels: int | None = MAX_PIXELS
+    data: bytes, name: str, max_pixels: int | None = MAX_PIXELS, reduce: int = 1
 ) -> tuple[int, int, int, bytes, dict[str, object]]:
-    """Decode a JPEG file into (width, height, channels, pixels, info).
+    """Decode a JPEG file into (width, height, channels, pixels, info), at
+    scale ``1/reduce`` (1, 2, 4 or 8: libjpeg-turbo's DCT scaling, the pixels
+    of Pillow's ``draft``; the size is the header's divided by ``reduce``,
+    rounded up). ``max_pixels`` limits the header's size: every coefficient
+    is entropy-decoded whatever the scale.
 
     Example::
 
         >>> w, h, ch, pixels, info = decode_jpeg(open("cat.jpg", "rb").read(), "cat.jpg")
         >>> (w, h, ch, len(pixels) == w * h * ch, info)
         (640, 480, 3, True, {'orientation': None})
+        >>> decode_jpeg(open("cat.jpg", "rb").read(), "cat.jpg", reduce=8)[:3]
+        (80, 60, 3)
     """
 
     def check(width: int, height: int, channels: int) -> None:
         check_size(name, width, height, max_pixels)
 
     try:
-        width, height, channels, pixels, app1 = _jpeg_codec.decode(data, check)
+        width, height, channels, pixels, app1 = _jpeg_codec.decode(data, check, reduce)
     except _jpeg_codec.Error as exc:
         raise ImageError(f"{name} is {exc}") from None
     return width, height, channels, pixels, {"orientation": exif.orientation(app1)}
@@ -72,6 +84,22 @@ def probe_jpeg(data: bytes, name: str) -> ImageInfo:
     except _jpeg_codec.Error as exc:
         raise ImageError(f"{name} is {exc}") from None
     return ImageInfo("jpeg", width, height, channels)
+
+
+def probe_jpeg_orientation(data: bytes, name: str) -> tuple[ImageInfo, int | None]:
+    """``probe_jpeg``'s header and the EXIF orientation (1-8 or None), from
+    the same read.
+
+    Example::
+
+        >>> probe_jpeg_orientation(open("phone.jpg", "rb").read(), "phone.jpg")
+        (ImageInfo(format='jpeg', width=4032, height=3024, channels=3), 6)
+    """
+    try:
+        width, height, channels, app1 = _jpeg_codec.probe(data)
+    except _jpeg_codec.Error as exc:
+        raise ImageError(f"{name} is {exc}") from None
+    return ImageInfo("jpeg", width, height, channels), exif.orientation(app1)
 
 
 def encode_jpeg(pixels: bytes, width: int, height: int, channels: int, quality: int) -> bytes:

@@ -69,9 +69,19 @@ def decode_png(data: bytes, name: str, max_pixels: int) -> tuple[int, int, int, 
         pixels,
         {
             "format": "png",
-            "orientation": exif.chunk_orientation(_exif_chunk(data)),
+            "orientation": orientation_png(data),
         },
     )
+
+
+def orientation_png(data: bytes) -> int | None:
+    """The EXIF orientation (1-8) in the ``eXIf`` chunk of PNG ``data``, or
+    None: a walk over chunk headers, nothing decoded.
+
+    >>> orientation_png(open("a.png", "rb").read())
+    6
+    """
+    return exif.chunk_orientation(_exif_chunk(data))
 
 
 def _exif_chunk(data: bytes) -> bytes | None:

@@ -74,7 +74,7 @@ def decode_webp(data: bytes, name: str, max_pixels: int) -> tuple[int, int, int,
         pixels = _webp_codec.decode(data, channels)
     except ValueError as exc:
         raise ImageError(f"{name} {exc}") from None
-    orientation = exif.chunk_orientation(_exif_chunk(data))
+    orientation = orientation_webp(data)
     return (
         width,
         height,
@@ -90,6 +90,16 @@ def decode_webp(data: bytes, name: str, max_pixels: int) -> tuple[int, int, int,
 
 #: RIFF chunks ``_exif_chunk`` looks at before it gives up.
 _MAX_CHUNKS = 64
+
+
+def orientation_webp(data: bytes) -> int | None:
+    """The EXIF orientation (1-8) in the ``EXIF`` chunk of WebP ``data``, or
+    None: a walk over chunk headers, nothing decoded.
+
+    >>> orientation_webp(open("a.webp", "rb").read())
+    6
+    """
+    return exif.chunk_orientation(_exif_chunk(data))
 
 
 def _exif_chunk(data: bytes) -> bytes | None:

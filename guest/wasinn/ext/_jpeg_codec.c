@@ -289,8 +289,13 @@ static const char *progression_gap(j_decompress_ptr cinfo, int ran_out) {
 static PyObject *decode(PyObject *self, PyObject *args) {
     Py_buffer data;
     PyObject *check;
+    int reduce = 1;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*O:decode", &data, &check)) return NULL;
+    if (!PyArg_ParseTuple(args, "y*O|i:decode", &data, &check, &reduce)) return NULL;
+    if (reduce != 1 && reduce != 2 && reduce != 4 && reduce != 8) {
+        PyBuffer_Release(&data);
+        return PyErr_Format(PyExc_ValueError, "decode reduces by 1, 2, 4 or 8, not %d", reduce);
+    }
     struct jpeg_decompress_struct cinfo;
     Watch watch = {.pub = {.progress_monitor = count_scans}};
     Failure failure;
@@ -319,6 +324,12 @@ static PyObject *decode(PyObject *self, PyObject *args) {
     Py_DECREF(ok);
     exif = exif_body(&cinfo);
     if (exif == NULL) goto done;
+    /* 1/2, 1/4 or 1/8 scale: libjpeg-turbo's reduced IDCTs (4x4, 2x2, 1x1 of
+     * each 8x8 block), what Pillow's draft asks for. Only the IDCT and what
+     * follows it get cheaper: every coefficient is still entropy-decoded,
+     * and a multi-scan file still keeps all of them (the budget below). */
+    cinfo.scale_num = 1;
+    cinfo.scale_denom = (unsigned int)reduce;
     uint64_t budget = coefficient_bytes(&cinfo) + MEMORY_SLACK;
     cinfo.mem->max_memory_to_use = budget < LONG_MAX ? (long)budget : LONG_MAX;
     jpeg_start_decompress(&cinfo); /* a multi-scan file's scans are all read here */
@@ -441,8 +452,9 @@ static PyMethodDef methods[] = {
     {"probe", probe, METH_VARARGS,
      "probe(data) -> (width, height, channels, exif): the header, without decoding"},
     {"decode", decode, METH_VARARGS,
-     "decode(data, check) -> (width, height, channels, pixels, exif); check(width, height, "
-     "channels) is called before any pixel memory is allocated"},
+     "decode(data, check, reduce=1) -> (width, height, channels, pixels, exif) at 1/reduce "
+     "scale (1, 2, 4 or 8); check(width, height, channels) is called with the header's size "
+     "before any pixel memory is allocated"},
     {"encode", (PyCFunction)(void (*)(void))encode, METH_VARARGS | METH_KEYWORDS,
      "encode(pixels, width, height, channels, quality, *, progressive=False, arithmetic=False) "
      "-> the JPEG file's bytes"},
