@@ -23,6 +23,18 @@
 #undef _mm_madd_epi16
 #define _mm_madd_epi16(a, b) wasm_i32x4_dot_i16x8((a), (b))
 
+/* _mm_mulhi_epi16, _mm_mulhi_epu16 (the transforms, YUV to RGB): the high
+ * halves of the 32-bit products, both extended products then one shuffle
+ * (SIMDe's shuffles its operands first and narrows after). */
+#undef _mm_mulhi_epi16
+#define _mm_mulhi_epi16(a, b) \
+  wasm_i16x8_shuffle(wasm_i32x4_extmul_low_i16x8((a), (b)), wasm_i32x4_extmul_high_i16x8((a), (b)), \
+                     1, 3, 5, 7, 9, 11, 13, 15)
+#undef _mm_mulhi_epu16
+#define _mm_mulhi_epu16(a, b) \
+  wasm_i16x8_shuffle(wasm_u32x4_extmul_low_u16x8((a), (b)), wasm_u32x4_extmul_high_u16x8((a), (b)), \
+                     1, 3, 5, 7, 9, 11, 13, 15)
+
 /* _mm_movemask_epi8: the top bit of each byte, i8x16.bitmask. */
 #undef _mm_movemask_epi8
 #define _mm_movemask_epi8(a) ((int)wasm_i8x16_bitmask(a))
