@@ -137,6 +137,60 @@ def test_an_archive_library_links_as_one_archive(
     assert members.stdout.split() == ["src_hello.c.o", "src_twice.cpp.o"]
 
 
+def _deb(path: Path, members: dict[str, bytes]) -> Path:
+    """A Debian binary package (an ar archive) whose data.tar.xz holds ``members`` as ./NAME."""
+    data = io.BytesIO()
+    with tarfile.open(fileobj=data, mode="w:xz") as tar:
+        for name, body in members.items():
+            info = tarfile.TarInfo(f"./{name}")
+            info.size = len(body)
+            tar.addfile(info, io.BytesIO(body))
+    blob = b"!<arch>\n"
+    for name, body in (("debian-binary", b"2.0\n"), ("control.tar.xz", b"x"),
+                       ("data.tar.xz", data.getvalue())):  # fmt: skip
+        header = f"{name:<16}{0:<12}{0:<6}{0:<6}{100644:<8}{len(body):<10}`\n".encode()
+        blob += header + body + (b"\n" if len(body) % 2 else b"")
+    path.write_bytes(blob)
+    return path
+
+
+def test_a_header_only_library_from_a_binary_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIMDe: a .deb's files unpacked as installed, only those named; no sources, so
+    nothing is compiled and a module's link reads nothing of it."""
+    clang = Path("/usr/bin/clang-19")
+    if not clang.exists():
+        pytest.skip("Debian's clang-19 is not installed")
+    members = {"usr/include/hdr/hdr.h": b"#define HDR 1\n", "usr/share/doc/hdr/README": b"doc\n"}
+    deb = _deb(tmp_path / "libhdr-dev_1.0-1_all.deb", members)
+    library = c_libraries.Library(
+        name="hdr", version="1.0-1", pool="h/hdr", root="usr/include", files={deb.name: "0"},
+        sources=(), include=(".",), defines=(), requires=(), unpack=("hdr",),
+    )  # fmt: skip
+    monkeypatch.setattr(c_libraries, "fetch", lambda library, cache_dir: {deb.name: deb})
+    built = c_libraries.build(library, {"hdr": library}, "native", (), clang, "clang 19",
+                              tmp_path / "cache")  # fmt: skip
+    assert built.objects == ()
+    assert built.link_file.read_text() == ""
+    (include,) = built.include
+    found = sorted(p.relative_to(include.parent.parent).as_posix() for p in
+                   include.parent.parent.rglob("*") if p.is_file())  # fmt: skip
+    assert found == ["usr/include/hdr/hdr.h"]
+
+
+def test_target_defines_reach_only_their_target(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """libwebp's __SSE2__ & co. are the guest's alone: the native build must not see them."""
+    probe = {"src/probe.c": b"#ifdef ONLY_GUEST\n#error not native\n#endif\nint probe;\n"}
+    built = _build(tmp_path, monkeypatch, probe, target_defines={"guest": ("ONLY_GUEST",)})
+    assert [p.name for p in built.objects] == ["src_hello.c.o", "src_probe.c.o"]
+    (tmp_path / "cache").rename(tmp_path / "old")
+    with pytest.raises(c_libraries.LibraryError, match="not native"):
+        _build(tmp_path, monkeypatch, probe, target_defines={"native": ("ONLY_GUEST",)})
+
+
 def test_the_catalogue_names_the_guest_cpp_runtime() -> None:
     """Every C++ library's guest modules link libcxx: it is in the catalogue, for
     the guest only, as an archive, and open-jtalk is C++."""

@@ -23,6 +23,12 @@ the module), because Debian's wasm32 libc++ is not position-independent and
 componentize-py's (another LLVM's, under libc++'s unstable ABI 2) is not
 the one whose headers the library was compiled against.
 
+A library of headers only (SIMDe) lists no sources: nothing is compiled,
+its folders go on the include path of what requires it. It may come as a
+Debian binary package (a ``.deb`` in ``files``, unpacked as installed) where
+the pool no longer serves the source package's tarballs. ``target_defines``
+gives one target more defines (libwebp's SSE code in the guest).
+
 Freshness: a build's folder is named after the SHA-256 of everything it
 depends on (the catalogue's entry, the downloaded files, the configuration
 headers under ``tools/c_libraries/NAME``, the target's flags and compiler,
@@ -39,6 +45,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import hashlib
+import io
 import json
 import os
 import shlex
@@ -49,7 +56,7 @@ import tarfile
 import tempfile
 import urllib.request
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import tomllib
@@ -103,6 +110,8 @@ class Library:
     #: Linked as a static archive (only the objects a module needs) rather than
     #: object by object.
     archive: bool = False
+    #: More defines for one target only (target -> defines), after ``defines``.
+    target_defines: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def entry(self) -> str:
         """The entry as canonical JSON: part of every build key."""
@@ -120,12 +129,11 @@ class Built:
     key: str
     objects: tuple[Path, ...]
     include: tuple[Path, ...]
+    #: What a module's link reads (clang's @FILE): the objects, the archive of
+    #: them, or nothing (a library of headers only).
+    link_file: Path
     #: Whether it has C++ objects (a module linking it needs the C++ runtime).
     cxx: bool = False
-
-    @property
-    def link_file(self) -> Path:
-        return self.objects[0].parent.parent / "objects.rsp"
 
 
 def load_catalogue(path: Path = CATALOGUE) -> dict[str, Library]:
@@ -143,6 +151,8 @@ def load_catalogue(path: Path = CATALOGUE) -> dict[str, Library]:
                 cxx=str(entry.get("cxx", "")), flags=tuple(entry.get("flags", ())),
                 targets=tuple(entry.get("targets", ())), unpack=tuple(entry.get("unpack", ())),
                 archive=bool(entry.get("archive", False)),
+                target_defines={target: tuple(defines) for target, defines
+                                in entry.get("target_defines", {}).items()},
             )  # fmt: skip
         except (KeyError, TypeError) as exc:
             raise LibraryError(f"{path.name}: library {name!r} lacks or mistypes {exc}") from None
@@ -196,23 +206,59 @@ def fetch(library: Library, cache_dir: Path) -> dict[str, Path]:
     }  # fmt: skip
 
 
+def _deb_data(path: Path) -> bytes:
+    """The files' tarball (``data.tar.*``) of a Debian binary package.
+
+    A .deb is an ar archive: an 8-byte magic, then members, each a 60-byte
+    header (name, ..., decimal size at bytes 48-57) and its data padded to an
+    even length.
+    """
+    blob = path.read_bytes()
+    if not blob.startswith(b"!<arch>\n"):
+        raise LibraryError(f"{path.name} is not a Debian binary package (no ar archive)")
+    at = 8
+    while at + 60 <= len(blob):
+        name = blob[at : at + 16].decode("ascii", "replace").strip().rstrip("/")
+        size = int(blob[at + 48 : at + 58].decode("ascii").strip())
+        if name.startswith("data.tar"):
+            return blob[at + 60 : at + 60 + size]
+        at += 60 + size + (size & 1)
+    raise LibraryError(f"{path.name} holds no data.tar member")
+
+
+def _extract(tar: tarfile.TarFile, into: Path, only: tuple[str, ...]) -> None:
+    """Extract ``tar`` into ``into``, only the files and folders ``only`` (empty: all)."""
+    if not only:
+        tar.extractall(into, filter="data")
+        return
+    folders = tuple(f"{path}/" for path in only)
+    for member in tar:
+        # A binary package's tarball names its files ./usr/...
+        member.name = member.name.removeprefix("./")
+        if member.name in only or member.name.startswith(folders):
+            tar.extract(member, into, filter="data")
+
+
 def unpack(library: Library, files: Mapping[str, Path], into: Path) -> Path:
     """Unpack the original tarball and Debian's folder, apply Debian's patches; return the root.
 
     With ``library.unpack``, only those files and folders of the original
-    tarball are unpacked (LLVM's is 164 MB), in one pass.
+    tarball are unpacked (LLVM's is 164 MB), in one pass. A Debian binary
+    package (``.deb``, for a library of headers only) has its files unpacked
+    as installed (``root`` is then a folder such as ``usr/include``); Debian's
+    patches are already applied in it.
     """
+    only = tuple(f"{library.root}/{path}" for path in library.unpack)
     for file_name, path in files.items():
-        if ".orig." in file_name or ".debian." in file_name:
+        if file_name.endswith(".deb"):
+            with tarfile.open(fileobj=io.BytesIO(_deb_data(path))) as tar:
+                _extract(tar, into, only)
+        elif ".orig." in file_name:
             with tarfile.open(path) as tar:
-                if library.unpack and ".orig." in file_name:
-                    paths = {f"{library.root}/{path}" for path in library.unpack}
-                    folders = tuple(f"{path}/" for path in paths)
-                    for member in tar:
-                        if member.name in paths or member.name.startswith(folders):
-                            tar.extract(member, into, filter="data")
-                else:
-                    tar.extractall(into, filter="data")
+                _extract(tar, into, only)
+        elif ".debian." in file_name:
+            with tarfile.open(path) as tar:
+                _extract(tar, into, ())
     root = into / library.root
     if not root.is_dir():
         raise LibraryError(f"{library.name}'s tarball has no folder {library.root}")
@@ -293,7 +339,8 @@ def build(
     if listing.is_file():
         known = json.loads(listing.read_text())
         return Built(key, tuple(Path(p) for p in known["objects"]),
-                     tuple(Path(p) for p in known["include"]), bool(known.get("cxx")))  # fmt: skip
+                     tuple(Path(p) for p in known["include"]), folder / "objects.rsp",
+                     bool(known.get("cxx")))  # fmt: skip
     files = fetch(library, cache_dir)
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{library.name}-", dir=folder.parent))
@@ -301,13 +348,15 @@ def build(
         root = unpack(library, files, tmp / "src")
         include = _include_dirs(library, root)
         sources = sorted({p for pattern in library.sources for p in root.glob(pattern)})
-        if not sources:
+        # No sources listed: a library of headers only (SIMDe), nothing to compile.
+        if library.sources and not sources:
             raise LibraryError(f"{library.name}: no file matches {library.sources}")
         if any(_is_cxx(s) for s in sources) and not library.cxx:
             raise LibraryError(f"{library.name} has C++ sources but names no C++ standard (cxx)")
         # __FILE__ (in MeCab's error messages) as the path under the library's root,
         # not the temporary folder's: the same objects from every build.
-        common = [f"-ffile-prefix-map={root}/=", *(f"-D{d}" for d in library.defines),
+        defines = (*library.defines, *library.target_defines.get(target, ()))
+        common = [f"-ffile-prefix-map={root}/=", *(f"-D{d}" for d in defines),
                   *library.flags,
                   *(f"-I{d}" for d in include),
                   *(f"-I{d}" for lib in required for d in lib.include)]  # fmt: skip
@@ -316,8 +365,9 @@ def build(
                     *common]  # fmt: skip
         objects_dir = tmp / "obj"
         objects_dir.mkdir()
-        print(f"c_libraries: compiling {library.name} {library.version} for {target} "
-              f"({len(sources)} files)", file=sys.stderr)  # fmt: skip
+        if sources:
+            print(f"c_libraries: compiling {library.name} {library.version} for {target} "
+                  f"({len(sources)} files)", file=sys.stderr)  # fmt: skip
 
         def compile_one(source: Path) -> Path:
             obj = objects_dir / (source.relative_to(root).as_posix().replace("/", "_") + ".o")
@@ -356,7 +406,7 @@ def build(
     known = {"objects": [str(p) for p in objects], "include": [str(p) for p in include],
              "cxx": cxx}  # fmt: skip
     listing.write_text(json.dumps(known, indent=1) + "\n")
-    return Built(key, objects, include, cxx)
+    return Built(key, objects, include, folder / "objects.rsp", cxx)
 
 
 def clangxx(clang: Path) -> Path:

@@ -460,6 +460,24 @@ static void put_scanline(const struct header *h, const unsigned char *tables,
                 px[s] = in[0];
         return;
     }
+    if (depth == 8 && tables && dx == 1 && width > 0) {
+        /* 8-bit palette indices to a row of pixels (not interlaced): each
+           table entry is 4 bytes, copied whole (one 32-bit load and store in
+           the guest); for RGB the next pixel overwrites the 4th byte, and the
+           row's last pixel is copied as 3 bytes, so nothing is written past
+           the row. Palette PNGs spent 40 % of their decoding time here with
+           the general loop below (twice Pillow's time in all). */
+        uint32_t i = 0;
+        if (ch == 4) {
+            for (; i < width; i++)
+                memcpy(px + 4 * (size_t)i, tables + 4 * in[i], 4);
+            return;
+        }
+        for (; i + 1 < width; i++)
+            memcpy(px + 3 * (size_t)i, tables + 4 * in[i], 4);
+        memcpy(px + 3 * (size_t)i, tables + 4 * in[i], 3);
+        return;
+    }
     /* 1, 2, 4 or 8-bit samples, one per pixel: gray levels or palette indices.
        A palette entry is copied byte by byte: memcpy of a length known only at
        run time is a call per pixel in the guest (palette PNGs decoded 3x slower
