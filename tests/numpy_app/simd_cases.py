@@ -7,9 +7,9 @@ backend (tools/guest_packages/numpy/wasm-simd128-backend.patch), which follows
 numpy's x86 choices wherever the intrinsics leave the result open (which
 operand max/min return for NaN or zeros of either sign, the order of a
 horizontal sum). ``check()`` gives a digest per result; tests/test_numpy_guest.py
-compares the component's digests with native numpy's (x86-64, or any host:
-numpy's own tests hold every backend to these results). Used by ``app.py``
-inside a component.
+compares the component's digests with native numpy's on the project's x86-64
+machines (numpy on an ARM host may return the other zero of max(-0.0, 0.0),
+which numpy leaves open). Used by ``app.py`` inside a component.
 
 Two things are normalised because they are not numpy's promise: the sign and
 payload of a NaN (the hardware's, and wasm's arithmetic NaNs are
