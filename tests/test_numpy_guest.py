@@ -21,6 +21,7 @@ from conftest import ROOT, json_app
 sys.path.insert(0, str(ROOT / "tests" / "numpy_app"))
 import cxx_cases  # noqa: E402
 import float_cases  # noqa: E402
+import simd_cases  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -101,6 +102,17 @@ def test_lazily_imported_parts_of_numpy_work(numpy_app: Any) -> None:
 def test_cxx_inside_numpy_gives_native_results(numpy_app: Any) -> None:
     (got,) = numpy_app("cxx_check")
     assert got == cxx_cases.check()
+
+
+def test_simd_kernels_give_native_results(numpy_app: Any) -> None:
+    """The guest's numpy runs its SIMD kernels on our WebAssembly SIMD128 backend
+    (wasm-simd128-backend.patch): NaN, signed zeros, integer extremes and division
+    by each kind of divisor give native numpy's results, bit for bit."""
+    (got,) = numpy_app("simd_check")
+    expected = simd_cases.check()
+    assert got.keys() == expected.keys()
+    differ = sorted(k for k in expected if got[k] != expected[k])
+    assert not differ, f"{len(differ)} of {len(expected)} results differ: {differ[:40]}"
 
 
 def test_cxx_throws_become_python_exceptions(numpy_app: Any) -> None:

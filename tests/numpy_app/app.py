@@ -5,6 +5,7 @@
     numpy_app floats                 what numpy reports for errors numpy and the hardware find
     numpy_app lazy                   functions that import numpy's submodules on first use
     numpy_app cxx_check              FFT and unique results (C++ inside numpy), as digests
+    numpy_app simd_check             results of numpy's SIMD kernels on edge cases, as digests
     numpy_app hostile                numpy's C++ throw sites provoked: each a Python exception
 
 Each prints JSON lines (one per check or result); the process exits 1 if a check failed.
@@ -24,6 +25,7 @@ import cxx_cases
 import float_cases
 import numpy as np
 import numpy_checks
+import simd_cases
 from wit_world import exports
 
 from wasinn import Model, print_line, run_command
@@ -96,6 +98,11 @@ def cxx_check() -> int:
     return 0
 
 
+def simd_check() -> int:
+    emit(**simd_cases.check())
+    return 0
+
+
 def hostile() -> int:
     for row in cxx_cases.hostile([]):
         emit(**row)
@@ -104,7 +111,8 @@ def hostile() -> int:
 
 def main(argv: list[str]) -> int:
     modes = {"checks": checks, "random": random, "floats": floats, "lazy": lazy,
-             "cxx_check": cxx_check, "hostile": hostile}  # fmt: skip
+             "cxx_check": cxx_check, "simd_check": simd_check,
+             "hostile": hostile}  # fmt: skip
     if not argv or argv[0] not in modes:
         print(f"usage: numpy_app {'|'.join(modes)}", file=sys.stderr)
         return 2
