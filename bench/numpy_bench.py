@@ -281,7 +281,25 @@ def grid_report(data: dict[str, Any]) -> list[str]:
             agree = "" if r["agree"] else " (results differ)"
             parts.append(f"{_ratio(r['ratio_before'])} | **{r['ratio']:.2f}**{mark}{agree}")
         lines.append(f"| `{op}` | {dtype} | {' | '.join(parts)} |")
+    lines += ["", overhead_note(data)]
     return lines
+
+
+def overhead_note(data: dict[str, Any]) -> str:
+    """Where the 1e3 column's time goes: a call's fixed cost against the interpreter's speed."""
+    rows = {r["case"]: r for r in data["rows"]}
+    call, python = rows.get("ufunc_call"), rows.get("python_calls")
+    if call is None or python is None:
+        return ""
+    return (
+        f"Per-call cost: one ufunc call on one element takes {_us(call['guest_us'])} in the "
+        f"guest against {_us(call['native_us'])} natively ({call['ratio']:.1f}x), and 1,000 "
+        f"calls of an empty Python function {_us(python['guest_us'])} against "
+        f"{_us(python['native_us'])} ({python['ratio']:.1f}x): at 1e3 elements a call is mostly "
+        "this fixed cost (argument parsing, type resolution, the output's allocation: CPython "
+        "and numpy's C compiled to wasm, where every memory access is bounds-checked), which "
+        "SIMD does not touch."
+    )
 
 
 def report(data: dict[str, Any]) -> list[str]:

@@ -140,6 +140,20 @@ def _reductions(np: Any, a: Any) -> Any:
     return float(a.sum()), float(a.mean()), float(a.max()), int(a.argmax())
 
 
+def _ones(np: Any) -> Any:
+    return np.ones(1), np.ones(1)
+
+
+def _nothing() -> None:
+    return None
+
+
+def _python_calls(np: Any, x: Any) -> Any:
+    for _ in range(1000):
+        _nothing()
+    return 0
+
+
 CASE_LIST = [
     Case("normalise", "normalise + transpose 480x640x3 u8 HWC -> CHW f32 (mean/std)", OTHER,
          _image, _normalise),
@@ -172,6 +186,12 @@ CASE_LIST = [
          lambda np, x: x[0][x[1]]),
     Case("boolmask", "boolean mask a[a > 0.5], 1e6 f32", OTHER, _vector("float32", 18),
          lambda np, a: a[a > 0.5]),
+    # What a call costs whatever its size (the grid's 1e3 column is mostly this):
+    # numpy's ufunc machinery on one element, and the interpreter itself.
+    Case("ufunc_call", "one ufunc call: a + b on 1-element f64 arrays", OTHER, _ones,
+         lambda np, x: x[0] + x[1]),
+    Case("python_calls", "1,000 calls of an empty Python function (the interpreter)", OTHER,
+         lambda np: None, _python_calls),
 ]  # fmt: skip
 
 #: The operation grid (issue 35's goal table): each operation at each dtype and
