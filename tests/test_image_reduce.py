@@ -14,7 +14,7 @@ from test_image import CASES, encode_png, pillow_pixels, random_case
 from test_jpeg import encode, picture
 from test_webp import KINDS, webp_file
 
-from wasinn import image
+from wasinn import _pixels, image
 
 SIZES = ((320, 240), (333, 199), (41, 17), (9, 7), (1, 1))
 JPEG_OPTIONS = {
@@ -118,6 +118,8 @@ def test_box_reduce_premultiplies_alpha_as_pillow(mode: str) -> None:
         im.save(out, "PNG")
         for factor in (2, 4, 8):
             assert image.decode(out.getvalue(), reduce=factor).tobytes() == reduced(im, factor)
+        # Factor 1 is Pillow's copy: no premultiplied round trip through alpha 1 or 2.
+        assert _pixels.reduce(a.tobytes(), width, height, bands, 1) == reduced(im, 1)
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))

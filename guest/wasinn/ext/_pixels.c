@@ -179,6 +179,12 @@ static PyObject *reduce(PyObject *self, PyObject *args) {
         goto done;
     }
     if (check_pixels(&data, width * height, channels) < 0) goto done;
+    if (factor == 1) {
+        /* Pillow's reduce(1) is a copy; the premultiplied round trip below is not
+         * (a colour under alpha 1 would lose its low bits). */
+        result = PyBytes_FromStringAndSize(data.buf, width * height * channels);
+        goto done;
+    }
     Py_ssize_t out_w = (width + factor - 1) / factor, out_h = (height + factor - 1) / factor;
     result = PyBytes_FromStringAndSize(NULL, out_w * out_h * channels);
     if (result == NULL) goto done;
