@@ -143,3 +143,8 @@ def test_a_variant_replaces_options_and_patches_and_leaves_the_main_key(tmp_path
                                       "[numpy.variants.scalar]\ndrop = []\n"))  # fmt: skip
     with pytest.raises(guest_packages.PackageError, match="variant scalar sets drop"):
         guest_packages.load_catalogue(catalogue)
+    catalogue.write_text(text.replace("[numpy.variants.scalar]\n",
+                                      '[numpy.variants.other]\noptions = "-Dx=y"\n'
+                                      "[numpy.variants.scalar]\n"))  # fmt: skip
+    with pytest.raises(guest_packages.PackageError, match="options must be a list of strings"):
+        guest_packages.load_catalogue(catalogue)

@@ -192,6 +192,20 @@ class Catalogue:
     packages: dict[str, Package]
 
 
+def _variant(package: str, variant: str, changes: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    """A ``[NAME.variants.VARIANT]`` table, checked: only lists of strings, of the
+    fields a variant may replace."""
+    if unknown := set(changes) - set(VARIANT_FIELDS):
+        raise PackageError(f"{CATALOGUE.name}: {package}'s variant {variant} sets "
+                           f"{', '.join(sorted(unknown))}; a variant replaces only "
+                           f"{' and '.join(VARIANT_FIELDS)}")  # fmt: skip
+    for key, value in changes.items():
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise PackageError(f"{CATALOGUE.name}: {package}'s variant {variant}: {key} "
+                               f"must be a list of strings, not {value!r}")  # fmt: skip
+    return {key: tuple(value) for key, value in changes.items()}
+
+
 def load_catalogue(path: Path = CATALOGUE) -> Catalogue:
     """The headers' and the C++ runtime's entries, and every package by name."""
     raw = tomllib.loads(path.read_text())
@@ -209,11 +223,8 @@ def load_catalogue(path: Path = CATALOGUE) -> Catalogue:
                 sha256=entry["sha256"], build=entry["build"],
                 options=tuple(entry.get("options", ())), patches=tuple(entry.get("patches", ())),
                 drop=tuple(entry.get("drop", ())),
-                variants={
-                    variant: {key: tuple(value) for key, value in changes.items()
-                              if key in VARIANT_FIELDS}
-                    for variant, changes in entry.get("variants", {}).items()
-                },
+                variants={variant: _variant(name, variant, changes)
+                          for variant, changes in entry.get("variants", {}).items()},
             )  # fmt: skip
             for name, entry in raw.items()
         }
@@ -222,11 +233,6 @@ def load_catalogue(path: Path = CATALOGUE) -> Catalogue:
     for package in packages.values():
         if package.build not in BUILDS:
             raise PackageError(f"{path.name}: {package.name}: unknown build {package.build!r}")
-        for variant, changes in raw[package.name].get("variants", {}).items():
-            if unknown := set(changes) - set(VARIANT_FIELDS):
-                raise PackageError(f"{path.name}: {package.name}'s variant {variant} sets "
-                                   f"{', '.join(sorted(unknown))}; a variant replaces only "
-                                   f"{' and '.join(VARIANT_FIELDS)}")  # fmt: skip
     return Catalogue(headers, cxx_runtime, packages)
 
 

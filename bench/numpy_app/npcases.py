@@ -229,7 +229,8 @@ def _pair(dtype: str, size: int) -> Callable[[Any], Any]:
 
 
 GRID_LIST = [
-    Case(f"grid_{key}_{dtype}_{size:.0e}".replace("+0", ""), f"{op}, {size:.0e} {dtype}", kind,
+    Case(f"grid_{key}_{dtype}_{size:.0e}".replace("+0", ""),
+         f"{op}, {size:.0e} {dtype}".replace("+0", ""), kind,
          _pair(dtype, size), run, grid=(op, dtype, size))
     for key, op, kind, run in GRID_OPS
     for dtype in GRID_DTYPES
