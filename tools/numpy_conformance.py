@@ -48,6 +48,15 @@ REPORT = ROOT / "docs" / "numpy.md"
 SITE_LINK = ROOT / "build" / "numpy-guest-site"
 
 
+def site_label(site: Path) -> str:
+    """How the report names the guest's numpy: its folder in the build cache (the
+    name holds the build's key), not a path of one machine."""
+    parts = site.resolve().parts
+    if "guest-packages" in parts:
+        return "/".join(parts[parts.index("guest-packages"):])
+    return site.name
+
+
 def default_site() -> Path:
     """The guest's numpy: a folder holding numpy/ built for wasm32-wasi, extension
     modules of numpy's tests (numpy._core._multiarray_tests, ...) included. The
@@ -107,7 +116,7 @@ CAUSES: list[tuple[str, str]] = [
     ("32-bit platform (intp/default int int32, 4 GiB address space)",
      r"int64|int32|intp|OverflowError|too large|too big|MemoryError|Unable to allocate|"
      r"maximum supported dimension|cannot fit|out of bounds for int|sys.maxsize"),
-    ("float accuracy (musl libm, no SIMD kernels)",
+    ("float accuracy (musl libm; numpy's AVX kernels are not in the guest)",
      r"ULP|ulp|not almost equal|Not equal to tolerance|Mismatched elements|"
      r"Max absolute difference"),
 ]  # fmt: skip
@@ -447,8 +456,8 @@ def write_report(path: Path, version: str, site: Path, guest: dict[str, Result],
         "wasm32-wasi, CPython 3.14, the "
         "wasmtime CLI) and natively (.venv's numpy on the host's CPython).",
         "",
-        f"Guest numpy: `{site}`. Wall time of the whole run {wall / 60:.1f} min (guest and "
-        "native modules "
+        f"Guest numpy: `{site_label(site)}`. Wall time of the whole run {wall / 60:.1f} min "
+        "(guest and native modules "
         f"run {JOBS} at a time on this machine; the per-module seconds below are each run's own).",
         "",
         "xfail counts xfail and xpass. trap: the component died in that test (the module was "

@@ -148,8 +148,8 @@ def decode(
     box average (Pillow's ``Image.reduce``). ``min_size=(width, height)``
     instead picks the largest of those factors whose result is still at
     least that size, width and height as returned (upright when
-    ``exif_transpose=True``): Pillow's ``draft`` rule, ``width * reduce <=
-    the image's width``, and the same for the height. See the module's
+    ``exif_transpose=True``): Pillow's ``draft`` rule, ``min_size[0] *
+    reduce <= the image's width`` and ``min_size[1] * reduce <= its height``. See the module's
     docstring for what each format computes.
 
     Example::

@@ -79,11 +79,7 @@ def probe_jpeg(data: bytes, name: str) -> ImageInfo:
         >>> probe_jpeg(open("cat.jpg", "rb").read(), "cat.jpg")
         ImageInfo(format='jpeg', width=640, height=480, channels=3)
     """
-    try:
-        width, height, channels, _ = _jpeg_codec.probe(data)
-    except _jpeg_codec.Error as exc:
-        raise ImageError(f"{name} is {exc}") from None
-    return ImageInfo("jpeg", width, height, channels)
+    return _probe(data, name)[0]
 
 
 def probe_jpeg_orientation(data: bytes, name: str) -> tuple[ImageInfo, int | None]:
@@ -95,11 +91,17 @@ def probe_jpeg_orientation(data: bytes, name: str) -> tuple[ImageInfo, int | Non
         >>> probe_jpeg_orientation(open("phone.jpg", "rb").read(), "phone.jpg")
         (ImageInfo(format='jpeg', width=4032, height=3024, channels=3), 6)
     """
+    info, app1 = _probe(data, name)
+    return info, exif.orientation(app1)
+
+
+def _probe(data: bytes, name: str) -> tuple[ImageInfo, bytes | None]:
+    """The header and the EXIF segment (APP1) as the codec reads them."""
     try:
         width, height, channels, app1 = _jpeg_codec.probe(data)
     except _jpeg_codec.Error as exc:
         raise ImageError(f"{name} is {exc}") from None
-    return ImageInfo("jpeg", width, height, channels), exif.orientation(app1)
+    return ImageInfo("jpeg", width, height, channels), app1
 
 
 def encode_jpeg(pixels: bytes, width: int, height: int, channels: int, quality: int) -> bytes:
