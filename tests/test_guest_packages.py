@@ -31,7 +31,8 @@ def test_every_patch_says_why_before_its_diff() -> None:
     for package in packages.values():
         for name in package.patches:
             text = (guest_packages.PATCHES / package.name / name).read_text()
-            why, _, diff = text.partition("\n--- a/")
+            # The diff starts at its first file header (a new file's is "--- /dev/null").
+            why, *diff = re.split(r"\n(?=diff --git |--- a/|--- /dev/null)", text, maxsplit=1)
             assert diff and len(why.split()) >= 30, f"{name}: no explanation above the diff"
             assert "wasinn" in why.splitlines()[0], name
 
