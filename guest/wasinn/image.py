@@ -273,20 +273,25 @@ def _reduction(raw: bytes, kind: str, name: str, min_size: tuple[int, int], upri
     """The largest of REDUCTIONS whose result is at least ``min_size``: Pillow's
     ``draft`` rule (``width // N >= min width`` and the same for the height),
     on the stored size, turned as ``exif_transpose`` would turn it when
-    ``upright``. Reads the header only."""
-    if kind == "png":
-        info, orientation = probe_png(raw, name), orientation_png(raw)
-    elif kind == "jpeg":
-        info, orientation = probe_jpeg_orientation(raw, name)
-    elif kind == "webp":
-        info, orientation = probe_webp(raw, name), orientation_webp(raw)
-    else:
-        info, orientation = probe_ppm(raw, name), None
+    ``upright``. Reads the header only (and the EXIF orientation only when
+    ``upright``)."""
+    info = _probe_header(raw, kind, name)
     width, height = info.width, info.height
-    if upright and orientation is not None and orientation >= 5:
+    if upright and (_stored_orientation(raw, kind, name) or 1) >= 5:
         width, height = height, width
     fits = min(width // min_size[0], height // min_size[1])
     return max((n for n in REDUCTIONS if n <= fits), default=1)
+
+
+def _stored_orientation(raw: bytes, kind: str, name: str) -> int | None:
+    """The file's EXIF orientation (1-8), or None when it has none."""
+    if kind == "png":
+        return orientation_png(raw)
+    if kind == "jpeg":
+        return probe_jpeg_orientation(raw, name)[1]
+    if kind == "webp":
+        return orientation_webp(raw)
+    return None
 
 
 def probe(data: bytes | bytearray | memoryview, *, name: str = "image") -> ImageInfo:
@@ -311,7 +316,11 @@ def probe(data: bytes | bytearray | memoryview, *, name: str = "image") -> Image
         False
     """
     raw = _file_bytes(data, name, "probe")
-    kind = _format(raw, name)
+    return _probe_header(raw, _format(raw, name), name)
+
+
+def _probe_header(raw: bytes, kind: str, name: str) -> ImageInfo:
+    """``probe`` of a file whose format ``_format`` has found."""
     if kind == "png":
         return probe_png(raw, name)
     if kind == "jpeg":
