@@ -14,6 +14,7 @@ import http.client
 import json
 import math
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -116,8 +117,11 @@ def openvino_libs() -> Path:
     return Path(openvino.__file__).parent / "libs"
 
 
-def direct_argv(app: Path, port: int, dirs: dict[str, Path], reuse: int | None) -> list[str]:
-    """`wasmtime serve` for an already built app, with only ``dirs`` mapped."""
+def direct_argv(
+    app: Path, port: int, dirs: dict[str, Path], reuse: int | None, flags: str = ""
+) -> list[str]:
+    """`wasmtime serve` for an already built app, with only ``dirs`` mapped and
+    ``flags`` (as WASMTIME_FLAGS would give them) before the component."""
     wasmtime = Path(sysconfig.get_path("purelib")) / "wasmtime_cli" / "wasmtime"
     argv = [str(wasmtime), "serve", *wasmtime_flags.FLAGS, *wasmtime_flags.SERVE_FLAGS,
             "-C", "cache=n", "-S", "nn,cli", "--allow-precompiled",
@@ -126,7 +130,7 @@ def direct_argv(app: Path, port: int, dirs: dict[str, Path], reuse: int | None) 
         argv += ["--max-instance-reuse-count", str(reuse)]
     for guest, host in dirs.items():
         argv += ["--dir", f"{host}::{guest}"]
-    return [*argv, str(ROOT / "build" / f"{app.name}.cwasm")]
+    return [*argv, *shlex.split(flags), str(ROOT / "build" / f"{app.name}.cwasm")]
 
 
 def status_kib(pid: int, key: str) -> int:
@@ -226,7 +230,7 @@ class Server:
         argv += self.options
         env = dict(os.environ, WASMTIME_FLAGS=self.flags)
         if self.dirs is not None:
-            argv = direct_argv(self.app, self.port, self.dirs, self.reuse)
+            argv = direct_argv(self.app, self.port, self.dirs, self.reuse, self.flags)
             env.update(LD_LIBRARY_PATH=str(openvino_libs()), WASMTIME_LOG="off")
         self.proc = subprocess.Popen(
             argv, stdout=self.log, stderr=subprocess.STDOUT, env=env, start_new_session=True

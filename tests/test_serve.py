@@ -320,7 +320,10 @@ def test_a_missing_model_answers_500_and_the_rest_still_works(tmp_path: Path) ->
     """A deployment without /models: /textclass fails with 500 and JSON, every
     time (a failed load is retried, not kept), and /digits is unaffected."""
     dirs = {"/app": ROOT / "apps" / "serve", "/apps/digits": DIGITS}
-    with Server(reuse=1000, dirs=dirs) as s:
+    # wasmtime drops an instance idle for 1 s by default; on a loaded machine the
+    # gap between two requests can exceed that, and the instance that loaded
+    # digits is gone before /health can ask it.
+    with Server(reuse=1000, dirs=dirs, flags="--idle-instance-timeout 3600s") as s:
         body = json.dumps({"texts": ["a"], "labels": ["b"]}).encode()
         for _ in range(2):
             status, doc = s.request("POST", "/textclass", body, JSON)
