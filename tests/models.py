@@ -75,6 +75,18 @@ def accumulator(path: Path) -> None:
     ov.save_model(model, path, compress_to_fp16=False)
 
 
+def counter(path: Path) -> None:
+    """A stateful toy: 'total' = the sum of every 'x' (f32[1, 2]) this infer request
+    has seen, kept in the state variable 'sum' (ReadValue/Assign), as an LLM keeps
+    its KV cache."""
+    x = ops.parameter([1, 2], np.float32, name="x")
+    previous = ops.read_value(ops.constant(np.zeros((1, 2), np.float32)), "sum", np.float32, [1, 2])
+    total = _named(ops.add(previous, x), "total")
+    assign = ops.assign(total, "sum")
+    model = ov.Model([ops.result(total)], [assign], [x], "counter")
+    ov.save_model(model, path, compress_to_fp16=False)
+
+
 def any_rank_and_bool(path: Path) -> None:
     """An input of dynamic rank ('x') and a boolean one ('b'): metadata edge cases."""
     x = ops.parameter(ov.PartialShape.dynamic(), np.float32, name="x")
@@ -183,6 +195,7 @@ def build_all(directory: Path) -> Path:
     dynamic(directory / "dynamic.xml")
     passthrough(directory / "passthrough.xml")
     accumulator(directory / "acc.xml")
+    counter(directory / "counter.xml")
     scalar_input(directory / "scalar.xml")
     any_rank_and_bool(directory / "any_rank.xml")
     onnx_add_mul(directory / "add_mul.onnx")

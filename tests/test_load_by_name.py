@@ -48,8 +48,18 @@ def test_an_ir_copy_gives_real_names_shapes_and_metadata(toy_dir: Path) -> None:
         assert list(out) == ["prod", "sum"]
         assert out["sum"].tolist() == X_PLUS_Y and out["prod"].tolist() == X_TIMES_M
         assert list(described.run([Y, X], outputs=["sum"])) == ["sum"], "positional works too"
+        assert described.states == []
+        assert Model.load_by_name("two").states is None, "without a description: unknown"
         described.close()
     assert ("load_by_name", "two") in host.calls
+
+
+def test_a_description_names_the_state_variables(model_dir: Path) -> None:
+    """An IR with ReadValue layers (written by OpenVINO) describes a stateful model."""
+    with registry(two="two"):
+        model = Model.load_by_name("two", metadata=model_dir / "counter.xml")
+        assert model.states == ["sum"]
+        assert [s.name for s in model.inputs or []] == ["x"]
 
 
 def test_bytes_parts_and_a_lone_xml_describe_alike(toy_dir: Path, tmp_path: Path) -> None:

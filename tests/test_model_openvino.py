@@ -157,6 +157,23 @@ def test_stateful_session_on_openvino(ov_host: OVHost, model_dir: Path) -> None:
     acc.close()
 
 
+def test_a_stateful_model_keeps_its_state_per_session(ov_host: OVHost, model_dir: Path) -> None:
+    """``Model.states`` names the IR's state variables; each session is one infer
+    request: it accumulates, and a new one starts from the initial state."""
+    one = np.ones((1, 2), np.float32)
+    with Model.load(model_dir / "counter.xml") as model:
+        assert model.states == ["sum"]
+        first = model.session()
+        assert [first.run({"x": one})["total"].tolist() for _ in range(3)] == [
+            [[1.0, 1.0]], [[2.0, 2.0]], [[3.0, 3.0]]
+        ]
+        second = model.session()
+        assert second.run({"x": one * 5})["total"].tolist() == [[5.0, 5.0]]
+        assert first.run({"x": one})["total"].tolist() == [[4.0, 4.0]]
+    assert Model.load(model_dir / "acc.xml").states == []
+    assert Model.load(model_dir / "add_mul.onnx").states == []
+
+
 @pytest.mark.parametrize("dtype", ["f16", "f32", "f64", "u8", "i32", "i64"])
 def test_dtypes_cross_openvino_byte_exact(ov_host: OVHost, model_dir: Path, dtype: str) -> None:
     with Model.load(model_dir / f"ident_{dtype}.xml") as model:

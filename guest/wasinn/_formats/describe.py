@@ -40,5 +40,12 @@ def describe(source: Source) -> Resolved:
             "the model's IR .xml or .onnx, or its bytes"
         )
     encoding = sniff(data, label)
-    info = ir.read(data, label) if encoding == "openvino" else onnx_read.read(data, label)
-    return Resolved([], encoding, label, info.inputs, info.outputs, info.metadata)
+    if encoding == "openvino":
+        described = ir.read(data, label)
+        states = described.states
+        inputs, outputs, metadata = described.inputs, described.outputs, described.metadata
+    else:
+        onnx = onnx_read.read(data, label)
+        states = []  # ONNX has no state variables
+        inputs, outputs, metadata = onnx.inputs, onnx.outputs, onnx.metadata
+    return Resolved([], encoding, label, inputs, outputs, metadata, states=states)

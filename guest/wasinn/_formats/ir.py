@@ -93,7 +93,9 @@ class _ShallowTreeBuilder(ET.TreeBuilder):
 
 
 class IRInfo:
-    """What the IR says: inputs, outputs, weight bytes read, and rt_info.
+    """What the IR says: inputs, outputs, weight bytes read, rt_info, and the
+    ids of its state variables (``ReadValue`` layers: a stateful model, such
+    as a decoder keeping its KV cache in the infer request).
 
     >>> info = read(b'<net version="11"><layers/><rt_info>'
     ...             b'<model_info><mean_values value="1,2,3"/></model_info>'
@@ -108,11 +110,13 @@ class IRInfo:
         outputs: list[TensorSpec],
         weights_needed: int,
         metadata: dict[str, str] | None = None,
+        states: list[str] | None = None,
     ):
         self.inputs = inputs
         self.outputs = outputs
         self.weights_needed = weights_needed
         self.metadata: dict[str, str] = {} if metadata is None else metadata
+        self.states: list[str] = [] if states is None else states
 
 
 def looks_like_ir(head: bytes) -> bool:
@@ -156,6 +160,7 @@ def read(xml: bytes, where: str = "the model") -> IRInfo:
     inputs: list[TensorSpec] = []
     params: dict[str, TensorSpec] = {}  # by layer id
     results: list[ET.Element] = []
+    states: list[str] = []
     weights_needed = 0
     # Top-level layers only: a Loop's or TensorIterator's body has layers of its own.
     for layer in layers.findall("layer"):
@@ -171,6 +176,8 @@ def read(xml: bytes, where: str = "the model") -> IRInfo:
             params[lid] = inputs[-1]
         elif kind == "Result":
             results.append(layer)
+        elif kind == "ReadValue":
+            states.append(data.get("variable_id", "") if data is not None else "")
         if data is not None and data.get("offset") is not None and data.get("size") is not None:
             try:
                 end = int(data.get("offset", "0")) + int(data.get("size", "0"))
@@ -186,7 +193,7 @@ def read(xml: bytes, where: str = "the model") -> IRInfo:
     any_rank = any(spec.shape is None for spec in inputs)
     outputs = [_result_spec(r, producer, out_ports, params, where, any_rank) for r in results]
     budget = _Budget(where, _FLAT_LIMIT + len(xml))
-    return IRInfo(inputs, outputs, weights_needed, _metadata(root, budget))
+    return IRInfo(inputs, outputs, weights_needed, _metadata(root, budget), states)
 
 
 def _param_spec(

@@ -39,6 +39,9 @@ class Resolved:
     onnx: onnx_read.OnnxInfo | None = None
     #: What an IR model's XML declares (fusion reads the XML again to edit it).
     ir: ir.IRInfo | None = None
+    #: The ids of the model's state variables (``[]``: stateless), ``None`` when
+    #: wasinn does not read the format.
+    states: list[str] | None = None
 
 
 def resolve(source: Source, encoding: str | None) -> Resolved:
@@ -189,6 +192,7 @@ def _from_parts(
         resolved.inputs, resolved.outputs = info.inputs, info.outputs
         resolved.metadata = info.metadata
         resolved.ir = info
+        resolved.states = info.states
     elif encoding == "openvino" and len(parts) == 1:
         # Not IR: OpenVINO reads other formats (ONNX) from the first part alone.
         parts.append(b"")
@@ -198,6 +202,7 @@ def _from_parts(
         if not parts[0]:
             raise ModelFormatError(f"{label} is empty, not an ONNX model")
         onnx = onnx_read.read(parts[0], label)
+        resolved.states = []  # ONNX has no state variables
         resolved.inputs, resolved.outputs = onnx.inputs, onnx.outputs
         resolved.metadata = onnx.metadata
         resolved.onnx = onnx

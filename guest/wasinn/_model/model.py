@@ -35,7 +35,7 @@ class _Graph:
 
     __slots__ = (
         "__weakref__", "handle", "layer", "name", "inputs", "outputs", "metadata", "rename",
-        "what_run", "sessions", "plan",
+        "what_run", "sessions", "plan", "states",
     )  # fmt: skip
 
     def __init__(
@@ -47,6 +47,7 @@ class _Graph:
         outputs: list[TensorSpec] | None,
         metadata: dict[str, str],
         plan: rewrite.Plan,
+        states: list[str] | None = None,
     ) -> None:
         self.handle: Handle | None = handle
         # The calls of the host that made the handle: they run the graph and
@@ -63,6 +64,7 @@ class _Graph:
         # How the model was rewritten for the host (see _formats.rewrite), and so how
         # each call's inputs and outputs are adapted.
         self.plan = plan
+        self.states = states
 
     def close(self) -> None:
         """Release every session's context, then the graph."""
@@ -339,9 +341,10 @@ class Model(_Resource):
         outputs: list[TensorSpec] | None,
         metadata: dict[str, str],
         plan: rewrite.Plan = rewrite.NOTHING,
+        states: list[str] | None = None,
     ) -> Model:
         self = object.__new__(cls)
-        self._graph = _Graph(handle, host.layer, name, inputs, outputs, metadata, plan)
+        self._graph = _Graph(handle, host.layer, name, inputs, outputs, metadata, plan, states)
         self._closed = False
         self.name = name
         self.encoding = encoding
@@ -468,6 +471,7 @@ class Model(_Resource):
             described.outputs,
             described.metadata,
             rewrite.unrewritten(described.outputs),
+            described.states,
         )
 
     # ------------------------------------------------------------ metadata
@@ -501,6 +505,29 @@ class Model(_Resource):
             characters = model.metadata["character"].splitlines()
         """
         return dict(self._graph.metadata)
+
+    @property
+    def states(self) -> list[str] | None:
+        """The ids of the model's state variables: an OpenVINO IR's ``ReadValue``
+        layers, such as a decoder's KV cache kept in the infer request. ``[]``
+        for a stateless model, ``None`` when unknown (a model by name without
+        ``metadata``, or a format wasinn does not read).
+
+        The host keeps a stateful model's state in each execution context: every
+        ``session()`` starts from the model's initial state, and each ``run`` of
+        that session continues from where the last one left it (the model's own
+        ``run`` uses its default session, so it accumulates too). A model's
+        state cannot be read or reset through wasi-nn; start a new session.
+
+        Example::
+
+            llm = Model.load_by_name("gemma3-fast", metadata="/models/gemma3/gemma3-fast/model.xml")
+            assert llm.states, "the KV cache must live in the host's state"
+            with llm.session() as generation:
+                first = generation.run({"input_ids": prompt_ids, ...})
+        """
+        states = self._graph.states
+        return list(states) if states is not None else None
 
     # ------------------------------------------------------------ running
 
@@ -592,7 +619,7 @@ def load(prepared: Prepared, host: Host, target: str | Sequence[str] = "cpu") ->
     loaded = host.load(prepared.parts, prepared.encoding, targets(target), prepared.label)
     return Model._create(
         host, loaded.handle, prepared.label, loaded.encoding, loaded.target, loaded.skipped,
-        prepared.inputs, prepared.outputs, prepared.metadata, prepared.plan,
+        prepared.inputs, prepared.outputs, prepared.metadata, prepared.plan, prepared.states,
     )  # fmt: skip
 
 

@@ -41,6 +41,8 @@ class Prepared:
     outputs: list[TensorSpec] | None
     metadata: dict[str, str] = field(default_factory=dict)
     plan: rewrite.Plan = rewrite.NOTHING
+    #: The model's state variables (``Model.states``); ``None`` when unknown.
+    states: list[str] | None = None
 
 
 def prepare(
@@ -56,7 +58,7 @@ def prepare(
     if preprocess is None and postprocess is None and outputs is None:
         return _for_host(
             resolved.parts, resolved.encoding, resolved.label, resolved.inputs,
-            resolved.outputs, resolved.metadata, resolved.onnx,
+            resolved.outputs, resolved.metadata, resolved.onnx, states=resolved.states,
         )  # fmt: skip
     kept = [outputs] if isinstance(outputs, str) else None if outputs is None else list(outputs)
     processed = preprocess is not None or postprocess is not None
@@ -67,8 +69,9 @@ def prepare(
             xml, weights, resolved.ir, resolved.label, preprocess, postprocess, kept
         )
         return _for_host(
-            fused.parts, "openvino", label, fused.inputs, fused.outputs, resolved.metadata, None
-        )
+            fused.parts, "openvino", label, fused.inputs, fused.outputs, resolved.metadata, None,
+            states=resolved.states,
+        )  # fmt: skip
     if resolved.encoding != "onnx" or resolved.onnx is None:
         what = "preprocess and postprocess are spliced into" if processed else "outputs= prunes"
         raise FusionError(
@@ -80,7 +83,7 @@ def prepare(
     fused = fuse.splice(resolved.parts[0], info, resolved.label, preprocess, postprocess, kept)
     return _for_host(
         fused.parts, "onnx", label, fused.inputs, fused.outputs, resolved.metadata, None,
-        has_dropout=info.uses_op("Dropout"),
+        has_dropout=info.uses_op("Dropout"), states=[],
     )  # fmt: skip
 
 
@@ -90,7 +93,7 @@ def prepare_graph(lowered: Lowered, data: bytes) -> Prepared:
     if the host needs a rewrite (a rank-0 input)."""
     return _for_host(
         [data], "onnx", "the model bytes", lowered.input_specs, lowered.output_specs, {}, None,
-        has_dropout=False,
+        has_dropout=False, states=[],
     )  # fmt: skip
 
 
@@ -104,9 +107,10 @@ def _for_host(
     onnx: onnx_read.OnnxInfo | None,
     *,
     has_dropout: bool | None = None,
+    states: list[str] | None = None,
 ) -> Prepared:
     parts, plan = rewrite.for_host(
         parts, encoding, inputs, outputs, label, onnx=onnx, has_dropout=has_dropout
     )
     _limits.check(sum(len(p) for p in parts), label)
-    return Prepared(parts, encoding, label, inputs, outputs, metadata, plan)
+    return Prepared(parts, encoding, label, inputs, outputs, metadata, plan, states)
