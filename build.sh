@@ -248,12 +248,20 @@ app_dir_of() {
 # serve` maps it to /apps/NAME. Each `reads PATH` names a folder the component
 # reads at run time (/app/..., /models/... or /apps/NAME/...): when an app has
 # any, `serve` and `deploy` map those folders and nothing else (wasmtime 49 maps
-# folders read-write, so the least given is the least exposed).
-# Sets APP_CFG_WORLD, APP_CFG_USES and APP_CFG_READS.
+# folders read-write, so the least given is the least exposed). Each `preload
+# /models/PATH` names a folder with model.xml and model.bin that `run`, `serve`
+# and `deploy` hand the host (-S nn-graph=openvino::DIR): the app loads it with
+# Model.load_by_name(basename(PATH)). That is how a model larger than one host
+# call may carry (128 MiB) gets in, and the host, not the guest, holds its bytes.
+# The host reads and compiles every preloaded model before the app starts, so
+# `preload PATH when ARGS...` preloads PATH only for a `run` whose arguments
+# include ARGS in that order (`when --precision exact`); `serve` never does.
+# Sets APP_CFG_WORLD, APP_CFG_USES, APP_CFG_READS and APP_CFG_PRELOADS.
 app_config() {
   APP_CFG_WORLD="$APP_WORLD"
   APP_CFG_USES=()
   APP_CFG_READS=()
+  APP_CFG_PRELOADS=()
   [ -f "$1/build.txt" ] || return 0
   local key value
   while read -r key value || [ -n "$key" ]; do
@@ -269,7 +277,14 @@ app_config() {
           die "$1/build.txt: 'reads $value' is not a folder under /app, /models or /apps/NAME."
         APP_CFG_READS+=("$value")
         ;;
-      *) die "$1/build.txt: unknown key '$key' (expected 'world NAME', 'uses DIR' or 'reads PATH')." ;;
+      preload)
+        [[ "${value%% *}" =~ ^/models(/[^/]+)+$ ]] && [[ "$value" != */..* ]] ||
+          die "$1/build.txt: 'preload ${value%% *}' is not a folder under /models."
+        [[ "$value" != *" "* ]] || [[ "$value" =~ ^[^\ ]+\ when\ [^\ ] ]] ||
+          die "$1/build.txt: 'preload $value': after the folder only 'when ARGS...' may follow."
+        APP_CFG_PRELOADS+=("$value")
+        ;;
+      *) die "$1/build.txt: unknown key '$key' (expected 'world NAME', 'uses DIR', 'reads PATH' or 'preload PATH')." ;;
     esac
   done <"$1/build.txt"
 }
@@ -287,6 +302,24 @@ app_deps() {
     "$VENV/bin/python" "$ROOT/tools/app_deps.py" "$1" "$2" || status=$?
   fi
   [ "$status" = 0 ] || die "could not install $1 into $3 (the reason is above)."
+}
+
+# preload_flags [ARGS...]: the -S nn-graph flags for the app_config just read
+# and a run with ARGS (a `when` line needs its ARGS among them; none are given
+# for serve), after checking that the build made each folder.
+preload_flags() {
+  PRELOAD_FLAGS=()
+  local line path host given=" $* "
+  for line in ${APP_CFG_PRELOADS[@]+"${APP_CFG_PRELOADS[@]}"}; do
+    path="${line%% *}"
+    if [[ "$line" == *" when "* ]]; then
+      [ $# -gt 0 ] && [[ "$given" == *" ${line#* when } "* ]] || continue
+    fi
+    host="$BUILD/models${path#/models}"
+    [ -f "$host/model.xml" ] && [ -f "$host/model.bin" ] ||
+      die "'preload $path': $host has no model.xml and model.bin (did the app's prepare.py make them?)."
+    PRELOAD_FLAGS+=(-S "nn-graph=openvino::$host")
+  done
 }
 
 build_app() {
@@ -422,8 +455,10 @@ run_app() {
   # prepare.py fetched or converted) is /models, and the current directory is
   # mapped to itself so that relative paths on the command line work.
   mkdir -p "$BUILD/models"
+  app_config "$dir"
+  preload_flags "$@"
   local argv=(env LD_LIBRARY_PATH="$OV_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" WASMTIME_LOG=off
-    "$WASMTIME" run "${HOST_FLAGS[@]}" -S nn --allow-precompiled)
+    "$WASMTIME" run "${HOST_FLAGS[@]}" -S nn --allow-precompiled ${PRELOAD_FLAGS[@]+"${PRELOAD_FLAGS[@]}"})
   # shellcheck disable=SC2206
   argv+=(${WASMTIME_FLAGS:-} --dir "$dir::/app" --dir "$BUILD/models::/models" --dir ".::." "$cwasm" "$@")
   # `./build.sh run` becomes wasmtime itself (callers can watch its pid); the demo runs several.
@@ -477,10 +512,12 @@ serve_app() {
   app_config "$dir"
   [ "$APP_CFG_WORLD" != "$APP_WORLD" ] || die "$name is a command ($APP_WORLD); '$command' runs HTTP apps (a build.txt with 'world wasinn:apps/server')."
   QUIET_UP_TO_DATE=1 build_app "$dir"
+  preload_flags
   # -C cache=n: a precompiled component compiles nothing, and a worker started by
   # root runs as nobody (tools/deploy.py), who has no cache folder to open.
   local argv=(env LD_LIBRARY_PATH="$OV_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" WASMTIME_LOG=off
-    "$WASMTIME" serve "${HOST_FLAGS[@]}" "${SERVE_FLAGS[@]}" -C cache=n -S nn,cli --allow-precompiled)
+    "$WASMTIME" serve "${HOST_FLAGS[@]}" "${SERVE_FLAGS[@]}" -C cache=n -S nn,cli --allow-precompiled
+    ${PRELOAD_FLAGS[@]+"${PRELOAD_FLAGS[@]}"})
   [ -z "$reuse" ] || argv+=(--max-instance-reuse-count "$reuse")
   # shellcheck disable=SC2206
   argv+=(${WASMTIME_FLAGS:-})
@@ -614,6 +651,11 @@ demo() {
   echo "== speak: Kokoro-82M speaking Japanese (OpenJTalk reads the text inside the component), into build/demo_speech.wav"
   cd "$BUILD"
   run_app "$ROOT/apps/speak" "今日はいい天気ですね。3時に駅で会いましょう。" -o demo_speech.wav
+  build "$ROOT/apps/generate"
+  echo
+  echo "== generate: Gemma 3 270M (base model, int8 weights) continuing a sentence, greedy, the"
+  echo "== KV cache in the host's state; SentencePiece tokenizer and token loop inside the component"
+  run_app "$ROOT/apps/generate" "The three primary colours are" --max-tokens 32 --temperature 0 --stats
 }
 
 # The onnx package's node test cases through wasinn in one component and
