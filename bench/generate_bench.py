@@ -490,7 +490,7 @@ def report(data: dict[str, Any]) -> list[str]:
                          f"{marks['prefill']} ({best['prefill']}) |")  # fmt: skip
     native_default = [engine["properties"]["INFERENCE_NUM_THREADS"]
                       for name, engine in data["engines"].items()
-                      if name.endswith(" default")]  # fmt: skip
+                      if name.endswith(" default") and "properties" in engine]  # fmt: skip
     if native_default:
         lines += ["", f"OpenVINO's default INFERENCE_NUM_THREADS natively: {native_default[0]}."]
     before, after = (", ".join(f"{x:.1f}" for x in data["load_average"][when])
@@ -503,7 +503,8 @@ def report(data: dict[str, Any]) -> list[str]:
               f"`CMAKE_ARGS={llama_cpp.CMAKE_ARGS}` (bench/llama_cpp.py), `n_ctx=4096`, "
               "`n_batch=512`, argmax of the last logits each step; the component and native "
               "OpenVINO run the IR apps/generate/prepare.py makes from the same GGUF. Peak RSS: "
-              "the component's wasmtime holds both preloaded variants."]  # fmt: skip
+              "the component's wasmtime, which preloads the fast variant, and the exact one too "
+              "for --precision exact."]  # fmt: skip
     return lines
 
 

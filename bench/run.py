@@ -1056,13 +1056,14 @@ def run_alone(name: str, quick: bool, out: Path) -> None:
     for key in keys[:-1]:  # the same place as in latest.json
         place = place.setdefault(key, {})
     place[keys[-1]] = result
+    out.mkdir(parents=True, exist_ok=True)
+    # The figures first: a fault in the report below must not lose a long run's numbers.
+    (out / f"{name}.json").write_text(json.dumps(data, indent=1))
     run = "Quick run (smaller budgets; not for quoting)" if quick else "Full run"
     lines = [f"# wasinn benchmark: {name} alone", "",
              f"{run} on {m['date']}: {m['cpu']}, {m['cores']} cores, bf16 support: {m['bf16']}; "
              f"Python {m['python']}, OpenVINO {m['openvino']}, inference precision "
              f"{m['precision']}.", *section(result)]  # fmt: skip
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"{name}.json").write_text(json.dumps(data, indent=1))
     (out / f"{name}.md").write_text("\n".join(lines) + "\n")
     print(f"bench: wrote {out / f'{name}.md'}", file=sys.stderr)
     if name in QUOTED_ELSEWHERE:

@@ -22,6 +22,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from conftest import build_app
 
 ROOT = Path(__file__).resolve().parent.parent
 # TODO(generate): ROOT / "build" / "models" / "gemma3" once prepare.py writes it there.
@@ -45,6 +46,12 @@ vocabulary = _load("vocabulary")
 _tokenizer = _load("gemma_tokenizer")
 Tokenizer = _tokenizer.Tokenizer
 BYTE, CONTROL, SPACE = _tokenizer.BYTE, _tokenizer.CONTROL, _tokenizer.SPACE
+
+
+@pytest.fixture(scope="module", autouse=True)
+def prepared() -> None:
+    """The build writes both files (apps/generate/prepare.py); a no-op when current."""
+    build_app(ROOT / "apps" / "generate")
 
 
 @pytest.fixture(scope="module")
