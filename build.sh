@@ -654,7 +654,7 @@ demo() {
   build "$ROOT/apps/generate"
   echo
   echo "== generate: Gemma 3 270M (base model, int8 weights) continuing a sentence, greedy, the"
-  echo "== KV cache in the host's state; SentencePiece tokenizer and token loop inside the component"
+  echo "== KV cache in the host's state; its tokenizer (pure Python) and token loop inside the component"
   run_app "$ROOT/apps/generate" "The three primary colours are" --max-tokens 32 --temperature 0 --stats
 }
 
