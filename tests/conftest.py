@@ -7,6 +7,7 @@ installed. Fixtures that need OpenVINO import it when first used.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -14,6 +15,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -99,6 +101,20 @@ class Completed:
         assert "panicked" not in self.stderr, self.stderr[-2000:]
         assert "wasm trap" not in self.stderr, self.stderr[-2000:]
         assert "Unexpected" not in self.stdout, self.stdout
+
+
+def app_module(app: str, name: str) -> ModuleType:
+    """apps/APP/NAME.py imported natively as ``APP_NAME``: apps share module names
+    (textclass and generate each have their own tokenizer), so the app's name
+    keeps each one apart in ``sys.modules``."""
+    spec = importlib.util.spec_from_file_location(
+        f"{app}_{name}", ROOT / "apps" / app / f"{name}.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def build_app(app: Path) -> Path:

@@ -9,15 +9,12 @@ one uniform number must pick the same token from both.
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
-import sys
-from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
 import torch
+from conftest import app_module
 from transformers.generation.logits_process import (
     LogitsProcessorList,
     RepetitionPenaltyLogitsProcessor,
@@ -26,22 +23,7 @@ from transformers.generation.logits_process import (
     TopPLogitsWarper,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _load(name: str) -> ModuleType:
-    """An app module under a name of its own (apps share module names)."""
-    spec = importlib.util.spec_from_file_location(
-        f"generate_{name}", ROOT / "apps" / "generate" / f"{name}.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-sampling = _load("sampling")
+sampling = app_module("generate", "sampling")
 VOCAB = 3000
 SEEN = [5, 17, 17, 2999, 1200]  # the prompt and output so far, with a repeat
 

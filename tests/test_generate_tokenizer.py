@@ -11,39 +11,23 @@ text (with and without special tokens), and the same text when streamed token by
 
 from __future__ import annotations
 
-import importlib.util
 import random
 import struct
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import build_app
+from conftest import app_module, build_app
 
 ROOT = Path(__file__).resolve().parent.parent
 # TODO(generate): ROOT / "build" / "models" / "gemma3" once prepare.py writes it there.
 GEMMA3 = ROOT / "build" / "models" / "gemma3"
 
 
-def _load(name: str) -> ModuleType:
-    """An app module (run natively) under a name of its own: apps/textclass has a
-    tokenizer.py too, and tests/test_tokenizer.py imports that one as ``tokenizer``."""
-    spec = importlib.util.spec_from_file_location(
-        f"generate_{name}", ROOT / "apps" / "generate" / f"{name}.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-vocabulary = _load("vocabulary")
-_tokenizer = _load("gemma_tokenizer")
+vocabulary = app_module("generate", "vocabulary")
+_tokenizer = app_module("generate", "gemma_tokenizer")
 Tokenizer = _tokenizer.Tokenizer
 BYTE, CONTROL, SPACE = _tokenizer.BYTE, _tokenizer.CONTROL, _tokenizer.SPACE
 
@@ -114,13 +98,13 @@ CJK = [
 CODE = [
     "def f(x):\n    return x * 2  # double\n",
     "for (int i = 0; i < n; ++i) {\n\tsum += a[i];\n}\n",
-    "if __name__ == \"__main__\":\n    main(sys.argv[1:])\n",
+    'if __name__ == "__main__":\n    main(sys.argv[1:])\n',
     "const add = (a, b) => a + b;\nconsole.log(add(1, 2));",
-    "<html><body><div class=\"x\"><b>bold</b> <i>it</i></div></body></html>",
+    '<html><body><div class="x"><b>bold</b> <i>it</i></div></body></html>',
     "<table><tr><td>1</td><td>2</td></tr></table>",
-    "{\"key\": [1, 2.5, true, null], \"nested\": {\"a\": \"b\"}}",
+    '{"key": [1, 2.5, true, null], "nested": {"a": "b"}}',
     "SELECT id, name FROM users WHERE age > 21 ORDER BY name DESC;",
-    "#include <stdio.h>\nint main(void) { printf(\"%d\\n\", 42); return 0; }",
+    '#include <stdio.h>\nint main(void) { printf("%d\\n", 42); return 0; }',
     "x = [i**2 for i in range(10) if i % 2 == 0]",
     "        indented = True\n            deeper = False\n",
     "\t\tdef tabbed():\n\t\t\tpass\n",
@@ -133,29 +117,143 @@ CODE = [
     "<start_of_turn>user\nWrite a haiku.<end_of_turn>\n<start_of_turn>model\n",
 ]
 EMOJI = [
-    "😀", "👍🏽", "👨‍👩‍👧‍👦", "🏳️‍🌈", "🇯🇵", "🇺🇸🇬🇧", "❤️", "❤️‍🔥", "🧑🏿‍🚀", "1️⃣", "#️⃣",
-    "👩🏻‍❤️‍💋‍👨🏼", "🐈‍⬛", "😶‍🌫️", "🫠", "🪿", "🙂‍↔️", "©️", "™", "☕", "🏴󠁧󠁢󠁳󠁣󠁴󠁿",
+    "😀",
+    "👍🏽",
+    "👨‍👩‍👧‍👦",
+    "🏳️‍🌈",
+    "🇯🇵",
+    "🇺🇸🇬🇧",
+    "❤️",
+    "❤️‍🔥",
+    "🧑🏿‍🚀",
+    "1️⃣",
+    "#️⃣",
+    "👩🏻‍❤️‍💋‍👨🏼",
+    "🐈‍⬛",
+    "😶‍🌫️",
+    "🫠",
+    "🪿",
+    "🙂‍↔️",
+    "©️",
+    "™",
+    "☕",
+    "🏴󠁧󠁢󠁳󠁣󠁴󠁿",
 ]
 WHITESPACE = [
-    " ", "  ", "   ", " " * 8, " " * 31, " " * 32, " " * 45, "\t", "\t\t", "\t" * 31, "\t" * 33,
-    "\n", "\n\n", "\n" * 31, "\n" * 32, "\n" * 70, "\r\n", "\r\n\r\n", "\r", " \n", "\n ",
-    " \t \n", "\t \t", "\x0b", "\x0c", "\u00a0", "\u3000", "\u2003", "\u200b", "\u2028",
-    "\u2029", "\x85", "\ufeff", "\u200d", "\t\n\t\n", "  \n\n  \n",
+    " ",
+    "  ",
+    "   ",
+    " " * 8,
+    " " * 31,
+    " " * 32,
+    " " * 45,
+    "\t",
+    "\t\t",
+    "\t" * 31,
+    "\t" * 33,
+    "\n",
+    "\n\n",
+    "\n" * 31,
+    "\n" * 32,
+    "\n" * 70,
+    "\r\n",
+    "\r\n\r\n",
+    "\r",
+    " \n",
+    "\n ",
+    " \t \n",
+    "\t \t",
+    "\x0b",
+    "\x0c",
+    "\u00a0",
+    "\u3000",
+    "\u2003",
+    "\u200b",
+    "\u2028",
+    "\u2029",
+    "\x85",
+    "\ufeff",
+    "\u200d",
+    "\t\n\t\n",
+    "  \n\n  \n",
 ]
 # Characters the vocabulary lacks, so they fall back to bytes (and a few it has).
 RARE = [
-    "\x00", "\x01", "\x07", "\x1b", "\x1f", "\x7f", "\x80", "\x9f", "\ue000", "\uf8ff",
-    "\U000f0000", "\U0010fffd", "\U0010ffff", "\uffff", "\ufffe", "\ufffd", "\u0378",
-    "\U0002a6d6", "\U0002b820", "\U00030000", "\U000313a0", "\U0002ebe0", "\U0001d11e",
-    "\U00013000", "\U0001f8ff", "\U000e0001", "e\u0301", "\u0301\u0302\u0303", "ﬁ", "Ａ",
+    "\x00",
+    "\x01",
+    "\x07",
+    "\x1b",
+    "\x1f",
+    "\x7f",
+    "\x80",
+    "\x9f",
+    "\ue000",
+    "\uf8ff",
+    "\U000f0000",
+    "\U0010fffd",
+    "\U0010ffff",
+    "\uffff",
+    "\ufffe",
+    "\ufffd",
+    "\u0378",
+    "\U0002a6d6",
+    "\U0002b820",
+    "\U00030000",
+    "\U000313a0",
+    "\U0002ebe0",
+    "\U0001d11e",
+    "\U00013000",
+    "\U0001f8ff",
+    "\U000e0001",
+    "e\u0301",
+    "\u0301\u0302\u0303",
+    "ﬁ",
+    "Ａ",
 ]
 SPECIAL = [
-    "<bos>", "<eos>", "<pad>", "<unk>", "<mask>", "<start_of_turn>", "<end_of_turn>",
-    "<start_of_image>", "<end_of_image>", "<image_soft_token>", "[multimodal]", "<unused0>",
-    "<unused99>", "<unused6241>", "<unused6242>", "<b>", "</b>", "<h1>", "</footer>",
-    "<blockquote>", "<start_of_turn", "start_of_turn>", "<<bos>>", "<bos<eos>>", "<0x41>",
-    "<0xE3><0x81><0x82>", "<0x0A>", ">▁</", "> </", "></", "▁", "▁▁", "▁x", "x▁", "<", ">",
-    "<>", "[", "[multimodal", "<b", "</", "<unused", "<Bos>",
+    "<bos>",
+    "<eos>",
+    "<pad>",
+    "<unk>",
+    "<mask>",
+    "<start_of_turn>",
+    "<end_of_turn>",
+    "<start_of_image>",
+    "<end_of_image>",
+    "<image_soft_token>",
+    "[multimodal]",
+    "<unused0>",
+    "<unused99>",
+    "<unused6241>",
+    "<unused6242>",
+    "<b>",
+    "</b>",
+    "<h1>",
+    "</footer>",
+    "<blockquote>",
+    "<start_of_turn",
+    "start_of_turn>",
+    "<<bos>>",
+    "<bos<eos>>",
+    "<0x41>",
+    "<0xE3><0x81><0x82>",
+    "<0x0A>",
+    ">▁</",
+    "> </",
+    "></",
+    "▁",
+    "▁▁",
+    "▁x",
+    "x▁",
+    "<",
+    ">",
+    "<>",
+    "[",
+    "[multimodal",
+    "<b",
+    "</",
+    "<unused",
+    "<Bos>",
 ]
 NUMBERS = ["0", "7", "42", "3.14159", "-1e-9", "1,000,000", "2024-06-01", "12:34:56", "0xFF"]
 WORDS = (
@@ -168,20 +266,62 @@ WORDS = (
 FRAGMENTS = [PROSE, CJK, CODE, EMOJI, WHITESPACE, RARE, SPECIAL, NUMBERS, WORDS]
 # A random character from these code point ranges (surrogates excepted), now and then.
 RANGES = [
-    (0x20, 0x7E), (0x00, 0x1F), (0xA0, 0x24F), (0x300, 0x36F), (0x370, 0x52F),
-    (0x590, 0x6FF), (0x900, 0xDFF), (0xE00, 0xEFF), (0x1100, 0x11FF), (0x2000, 0x2BFF),
-    (0x3000, 0x30FF), (0x4E00, 0x9FFF), (0xAC00, 0xD7A3), (0xE000, 0xF8FF), (0xF900, 0xFFFF),
-    (0x10000, 0x1FFFF), (0x1F300, 0x1FAFF), (0x20000, 0x3134F), (0xE0000, 0x10FFFF),
+    (0x20, 0x7E),
+    (0x00, 0x1F),
+    (0xA0, 0x24F),
+    (0x300, 0x36F),
+    (0x370, 0x52F),
+    (0x590, 0x6FF),
+    (0x900, 0xDFF),
+    (0xE00, 0xEFF),
+    (0x1100, 0x11FF),
+    (0x2000, 0x2BFF),
+    (0x3000, 0x30FF),
+    (0x4E00, 0x9FFF),
+    (0xAC00, 0xD7A3),
+    (0xE000, 0xF8FF),
+    (0xF900, 0xFFFF),
+    (0x10000, 0x1FFFF),
+    (0x1F300, 0x1FAFF),
+    (0x20000, 0x3134F),
+    (0xE0000, 0x10FFFF),
 ]
 SEPARATORS = ["", "", " ", " ", " ", "  ", "\n", "\n\n", "\t", ", ", ". ", " \n"]
 
 FIXED = [
-    "", " ", "a", "Hello world", "hello world", " Hello", "Hello ", "  lead", "trail  ",
-    "x   y", "a b c d e f g", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "ab" * 100,
-    "=" * 80, "-" * 150, "." * 1000, "0123456789" * 30, "日本" * 500, "😀" * 200,
-    "\U0002a6d6" * 100, " " * 100, "\n" * 100, "\t" * 100, " \n" * 100, "\r\n" * 50,
-    "<bos>" * 10, "<bos><bos>hi<eos>", "\n<start_of_turn>model\n", "<b><i>x</i></b>",
-    "> </ >  </ >\t</", "a▁b", "▁" * 40, "<unused5>text<unused5>",
+    "",
+    " ",
+    "a",
+    "Hello world",
+    "hello world",
+    " Hello",
+    "Hello ",
+    "  lead",
+    "trail  ",
+    "x   y",
+    "a b c d e f g",
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+    "ab" * 100,
+    "=" * 80,
+    "-" * 150,
+    "." * 1000,
+    "0123456789" * 30,
+    "日本" * 500,
+    "😀" * 200,
+    "\U0002a6d6" * 100,
+    " " * 100,
+    "\n" * 100,
+    "\t" * 100,
+    " \n" * 100,
+    "\r\n" * 50,
+    "<bos>" * 10,
+    "<bos><bos>hi<eos>",
+    "\n<start_of_turn>model\n",
+    "<b><i>x</i></b>",
+    "> </ >  </ >\t</",
+    "a▁b",
+    "▁" * 40,
+    "<unused5>text<unused5>",
     "The Project Gutenberg EBook " * 300,  # a long text of one repeated word pattern
     " ".join(WORDS) * 20,
 ]
