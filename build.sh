@@ -40,12 +40,14 @@ usage: ./build.sh [COMMAND] [ARGS]
                        an app's requirements.txt (NAME==VERSION, pure Python) goes in too
   run APP [ARGS]       run an app under wasmtime with wasi-nn on OpenVINO, building it first
                        if anything changed; APP is a name in apps/ or an app folder
-  serve APP [--port P] [--reuse N] [--concurrency N]
+  serve APP [--port P] [--reuse N] [--concurrency N] [--preload NAME]
                        serve an HTTP app (e.g. serve) under `wasmtime serve` on 127.0.0.1:P
                        (8080), restarted if it dies; --reuse N: up to N requests per
                        instance; --concurrency N: requests run at once, the rest wait (2);
+                       --preload NAME: the host loads a model the app offers into every
+                       instance (serve: gemma3-fast for /v1/completions);
                        a 60 s limit per request (docs/serving.md)
-  deploy APP [--port P] [--reuse N] [--concurrency N] [--workers N] [--queue N]
+  deploy APP [--port P] [--reuse N] [--concurrency N] [--preload NAME] [--workers N] [--queue N]
          [--rate N] [--burst N] [--trusted-proxy CIDR]...
                        the same behind nginx on 127.0.0.1:P: N workers (2), each restarted
                        if it dies; timeouts for slow clients, JSON errors; --queue: requests
@@ -255,7 +257,8 @@ app_dir_of() {
 # call may carry (128 MiB) gets in, and the host, not the guest, holds its bytes.
 # The host reads and compiles every preloaded model before the app starts, so
 # `preload PATH when ARGS...` preloads PATH only for a `run` whose arguments
-# include ARGS in that order (`when --precision exact`); `serve` never does.
+# include ARGS in that order (`when --precision exact`), or for a `serve` or
+# `deploy` given them (`when --preload NAME`, with `--preload NAME`).
 # Sets APP_CFG_WORLD, APP_CFG_USES, APP_CFG_READS and APP_CFG_PRELOADS.
 app_config() {
   APP_CFG_WORLD="$APP_WORLD"
@@ -305,8 +308,8 @@ app_deps() {
 }
 
 # preload_flags [ARGS...]: the -S nn-graph flags for the app_config just read
-# and a run with ARGS (a `when` line needs its ARGS among them; none are given
-# for serve), after checking that the build made each folder.
+# and a run with ARGS (a `when` line needs its ARGS among them; serve and deploy
+# give their --preload options), after checking that the build made each folder.
 preload_flags() {
   PRELOAD_FLAGS=()
   local line path host given=" $* "
@@ -479,16 +482,17 @@ run_app() {
 serve_app() {
   local command="$1"
   shift
-  local usage="usage: ./build.sh $command APP [--port P] [--reuse N] [--concurrency N]"
+  local usage="usage: ./build.sh $command APP [--port P] [--reuse N] [--concurrency N] [--preload NAME]"
   [ "$command" = serve ] || usage="$usage [--workers N] [--queue N] [--rate N] [--burst N] [--trusted-proxy CIDR]..."
   [ $# -ge 1 ] || die "$usage"
-  local dir name port=8080 reuse="" workers=2 u limits=()
+  local dir name port=8080 reuse="" workers=2 u limits=() preloads=()
   dir="$(app_dir_of "$1")"
   shift
   while [ $# -gt 0 ]; do
     case "$1" in
       --port) [ $# -ge 2 ] && [[ "$2" =~ ^[0-9]+$ ]] || die "--port needs a number"; port="$2"; shift 2 ;;
       --reuse) [ $# -ge 2 ] && [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "--reuse needs a count of 1 or more"; reuse="$2"; shift 2 ;;
+      --preload) [ $# -ge 2 ] || die "--preload needs a model's name"; preloads+=("$1" "$2"); shift 2 ;;
       --concurrency)
         [ $# -ge 2 ] && [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "--concurrency needs a count of 1 or more"
         limits+=("$1" "$2")
@@ -511,8 +515,17 @@ serve_app() {
   name="$(basename "$dir")"
   app_config "$dir"
   [ "$APP_CFG_WORLD" != "$APP_WORLD" ] || die "$name is a command ($APP_WORLD); '$command' runs HTTP apps (a build.txt with 'world wasinn:apps/server')."
+  # `--preload NAME` asks for a model the app's build.txt offers with `preload
+  # PATH when --preload NAME` (apps/serve: gemma3-fast for /v1/completions).
+  local i offered
+  for ((i = 1; i < ${#preloads[@]}; i += 2)); do
+    offered="$(printf '%s\n' ${APP_CFG_PRELOADS[@]+"${APP_CFG_PRELOADS[@]}"} | sed -n 's/.* when --preload //p' | tr "\n" " ")"
+    offered="${offered% }"
+    [[ " $offered " == *" ${preloads[i]} "* ]] ||
+      die "--preload ${preloads[i]}: $name's build.txt offers ${offered:-no model to preload} (its 'preload PATH when --preload NAME' lines)."
+  done
   QUIET_UP_TO_DATE=1 build_app "$dir"
-  preload_flags
+  preload_flags ${preloads[@]+"${preloads[@]}"}
   # -C cache=n: a precompiled component compiles nothing, and a worker started by
   # root runs as nobody (tools/deploy.py), who has no cache folder to open.
   local argv=(env LD_LIBRARY_PATH="$OV_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" WASMTIME_LOG=off

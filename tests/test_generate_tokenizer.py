@@ -2,7 +2,7 @@
 
 The reference is the tokenizer transformers builds from the GGUF
 (``AutoTokenizer.from_pretrained(folder, gguf_file="model.gguf")``), as prepare.py saves
-it (``save_pretrained``) in GEMMA3/hf-tokenizer; ours reads GEMMA3/tokenizer.bin, which
+it (``save_pretrained``) in GEMMA3/hf-tokenizer; ours reads GEMMA3/tokenizer/tokenizer.bin, which
 vocabulary.py writes from the same GGUF. Over a few thousand texts, built deterministically
 from fragments (prose, code, CJK, emoji, whitespace runs, characters the vocabulary lacks,
 special-token strings) plus fixed cases, ours must give the same ids, the same decoded
@@ -40,7 +40,7 @@ def prepared() -> None:
 
 @pytest.fixture(scope="module")
 def tok() -> Any:
-    path = GEMMA3 / "tokenizer.bin"
+    path = GEMMA3 / "tokenizer" / "tokenizer.bin"
     assert path.is_file(), f"{path} is missing: apps/generate/prepare.py writes it"
     return Tokenizer.load(str(path))
 
@@ -512,7 +512,7 @@ def test_speed(tok: Any) -> None:
     """Generous bounds (natively; the component is some 3-10x slower): load < 1 s,
     10 kB of new text < 0.5 s."""
     start = time.perf_counter()
-    Tokenizer.load(str(GEMMA3 / "tokenizer.bin"))
+    Tokenizer.load(str(GEMMA3 / "tokenizer" / "tokenizer.bin"))
     assert time.perf_counter() - start < 1.0
     text = "".join(random_texts(60, seed=5))[:10_000]
     tok._cache.clear()

@@ -110,7 +110,7 @@ def test_health_reports_models_uptime_and_requests(server: Server) -> None:
         server.request("POST", "/digits", GOOD_PNG, "image/png")
         status, health = server.request("GET", "/health")
         assert status == 200 and health["status"] == "ok"
-        assert set(health["models"]) == {"digits", "textclass", "ocr", "speak"}
+        assert set(health["models"]) == {"digits", "textclass", "ocr", "speak", "completions"}
         assert health["uptime_s"] >= 0
         if health["models"]["digits"]:
             break
@@ -203,6 +203,8 @@ ERRORS = [
     ("POST", "/speak", _speak(text="あ。" * 200), JSON, 413,
      '"text" is too much to say at once: 400 phonemes at speed 1.0 in 200 runs of the model'),
     ("POST", "/speak", _speak(text="W" * 400), JSON, 413, "the limit is 1500: send less text"),
+    # Issue 36: a server started without `--preload gemma3-fast` has no language model.
+    ("POST", "/v1/completions", b'{"prompt": "Hi"}', JSON, 503, "--reuse N --preload gemma3-fast"),
 ]  # fmt: skip
 
 

@@ -33,7 +33,7 @@ of a space-led word: each word (``▁*[^▁]+``) is merged on its own, and remem
 
 Stdlib only, so it runs inside the component. Example::
 
-    tok = Tokenizer.load("/models/gemma3/tokenizer.bin")
+    tok = Tokenizer.load("/models/gemma3/tokenizer/tokenizer.bin")
     ids = tok.encode("<start_of_turn>user\\nHi!<end_of_turn>\\n")  # [2, 105, 2364, 107, ...]
     tok.decode(ids, skip_special=True)                           # 'user\\nHi!\\n'
     stream = tok.decoder()

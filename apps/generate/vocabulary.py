@@ -36,7 +36,7 @@ apps/generate/gemma_tokenizer.py must agree with, token for token:
 
 Example::
 
-    write_vocabulary("/tmp/g/model.gguf", "build/models/gemma3/tokenizer.bin")
+    write_vocabulary("/tmp/g/model.gguf", "build/models/gemma3/tokenizer/tokenizer.bin")
 """
 
 from __future__ import annotations

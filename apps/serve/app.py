@@ -10,6 +10,10 @@
     POST /speak      {"text": "...", "voice": "jf_alpha", "speed": 1.0} (voice and speed
                      optional) -> audio/wav, 24 kHz mono 16-bit, streamed: each
                      sentence's audio is sent as soon as it is made (the speak app)
+    POST /v1/completions  {"prompt": "...", "max_tokens": 16, "temperature": 0.8, ...,
+                     "stream": false} -> OpenAI's completions answer, or with "stream":
+                     true Server-Sent Events token by token (completions.py); only on
+                     a server started with `--preload gemma3-fast` (503 otherwise)
     GET  /health     -> {"status": "ok", "models": {"digits": true, "textclass": false, ...},
                          "uptime_s": 12.5, "requests": 1234, "instance": "9f2c01ab"}
 
@@ -19,10 +23,11 @@ speech.MIN_SPEED..MAX_SPEED), 404 unknown path, 405 wrong method, 413 body over
 MAX_BODY_BYTES (MAX_IMAGE_BYTES for /ocr), an image declaring more pixels than
 its endpoint takes (for /ocr also one so thin that the detector would run on
 more than pipeline.MAX_DETECTOR_PIXELS) or text over MAX_SPEAK_CHARS, 415 wrong
-Content-Type, 422 text
-with a character that has no reading (named in the error), 500 anything
-unexpected. Each route's budget (input size, CPU seconds, memory) is in
-docs/serving.md, "Budgets". /speak reads the whole text before the answer starts, so every such
+Content-Type, 422 text with a character that has no reading (named in the
+error), 500 anything unexpected, 503 /v1/completions on a server that has not
+preloaded its model (/v1/completions' own checks: completions.py). Each
+route's budget (input size, CPU seconds, memory) is in docs/serving.md,
+"Budgets". /speak reads the whole text before the answer starts, so every such
 error comes before the first byte of audio; a failure after that can only end
 the stream early (and is logged).
 Run it with `./build.sh serve serve [--port P] [--reuse N]` (docs/serving.md).
@@ -44,6 +49,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+import completions
 import digits
 import jsonbody
 import pipeline
@@ -51,6 +57,7 @@ import speech
 import textclass
 import wav_writer
 from componentize_py_types import Err, Ok
+from generation import Generator, NotPreloadedError
 from tokenizer import WordPiece
 from wit_world import exports
 from wit_world.imports import streams, types
@@ -138,18 +145,25 @@ DIGITS = Lazy(lambda: Model.load(DIGITS_MODEL))
 TEXTCLASS = Lazy(_load_textclass)
 OCR = Lazy(lambda: pipeline.Reader(pipeline.MODELS))
 SPEAKER = Lazy(speech.Speaker)
+# The host loads Gemma (too large for one call) when the instance starts, only
+# if the server was started with `--preload gemma3-fast` (apps/serve/build.txt);
+# this takes the host's copy and reads the tokenizer.
+GENERATOR = Lazy(lambda: Generator.load("fast"))
 # What /health reports.
 MODELS: dict[str, Lazy[object]] = {
     "digits": DIGITS, "textclass": TEXTCLASS, "ocr": OCR, "speak": SPEAKER,
+    "completions": GENERATOR,
 }  # fmt: skip
 
 
 @dataclass(frozen=True)
 class Stream:
-    """An answer sent piece by piece as it is made: its Content-Type and the pieces."""
+    """An answer sent piece by piece as it is made: its Content-Type, the pieces
+    and any more headers."""
 
     content_type: str
     pieces: Iterator[bytes]
+    headers: tuple[tuple[str, bytes], ...] = ()
 
 
 class Stats:
@@ -280,6 +294,35 @@ def answer_speak(body: bytes) -> Stream:
     return Stream("audio/wav", pieces())
 
 
+def answer_completions(body: bytes) -> dict[str, object] | Stream:
+    try:
+        request = completions.parse(jsonbody.parse(body))
+    except jsonbody.BadJSON as e:
+        raise HttpError(400, str(e)) from None
+    except completions.BadRequest as e:
+        raise HttpError(e.status, str(e)) from None
+    try:
+        generator = GENERATOR.get()
+    except NotPreloadedError:
+        raise HttpError(
+            503,
+            "this server has not loaded the language model: start it with `./build.sh serve "
+            "serve --reuse N --preload gemma3-fast` (the host loads the model into every "
+            "instance, ~1.5 s each, so reuse them)",
+        ) from None
+    try:
+        ids = completions.prompt_ids(generator, request)
+    except completions.BadRequest as e:
+        raise HttpError(e.status, str(e)) from None
+    completion = completions.Completion(generator, request, ids)
+    if request.stream:
+        # nginx (`./build.sh deploy`) would hold small events until its buffer
+        # fills: X-Accel-Buffering tells it to pass each one on at once.
+        sse = (("cache-control", b"no-cache"), ("x-accel-buffering", b"no"))
+        return Stream("text/event-stream", completion.events(), sse)
+    return completion.answer()
+
+
 def answer_health(body: bytes) -> dict[str, object]:
     started = Stats.started if Stats.started is not None else time.monotonic()
     return {
@@ -307,6 +350,7 @@ ROUTES = {
     "/textclass": Route("POST", ("application/json",), answer_textclass),
     "/ocr": Route("POST", ("image/png", "image/jpeg"), answer_ocr, MAX_IMAGE_BYTES),
     "/speak": Route("POST", ("application/json",), answer_speak),
+    "/v1/completions": Route("POST", ("application/json",), answer_completions),
     "/health": Route("GET", (), answer_health),
 }
 
@@ -378,7 +422,8 @@ def respond(
     """Send the answer: JSON whole, with its length; a Stream piece by piece, each
     flushed to the client as soon as it is made (no length: chunked on the wire)."""
     if isinstance(payload, Stream):
-        fields, pieces = [("content-type", payload.content_type.encode())], payload.pieces
+        fields = [("content-type", payload.content_type.encode()), *payload.headers]
+        pieces = payload.pieces
     else:
         data = json.dumps(payload).encode()
         fields = [("content-type", b"application/json"), ("content-length", b"%d" % len(data))]
@@ -390,10 +435,17 @@ def respond(
     # A piece that fails to come (the host failing mid-speech) raises out of here
     # before finish: the body is then dropped unfinished, which wasmtime passes on
     # as a broken response instead of a short one that looks complete.
-    with body.write() as stream:
-        for piece in pieces:
-            for start in range(0, len(piece), WRITE_CHUNK):
-                stream.blocking_write_and_flush(piece[start : start + WRITE_CHUNK])
+    try:
+        with body.write() as stream:
+            for piece in pieces:
+                for start in range(0, len(piece), WRITE_CHUNK):
+                    stream.blocking_write_and_flush(piece[start : start + WRITE_CHUNK])
+    finally:
+        # A client gone mid-stream fails the write: stop making what nobody reads
+        # (a generator's close ends its work there, e.g. /v1/completions' token loop).
+        close = getattr(pieces, "close", None)
+        if close is not None:
+            close()
     types.OutgoingBody.finish(body, None)
 
 
