@@ -33,6 +33,7 @@ BUILD = ROOT / "build"
 sys.path.insert(0, str(ROOT / "bench" / "bench_guest"))
 sys.path.insert(0, str(ROOT / "tools"))
 import cases  # noqa: E402  (the same inputs the guest builds)
+import completions_bench  # noqa: E402
 import generate_bench  # noqa: E402
 import image_bench  # noqa: E402  (bench/, beside this file)
 import numpy_bench  # noqa: E402
@@ -1027,19 +1028,23 @@ def main() -> None:
 #: Cases ``--only`` runs alone: (measure(quick), report(result), where a full
 #: run keeps the result in its data). Each is also part of a full run, except
 #: generate: its first run builds llama.cpp (about 10 minutes) and it needs
-#: apps/generate's model, so only ``--only generate`` runs it.
+#: apps/generate's model, so only ``--only generate`` runs it; and
+#: completions (apps/serve's /v1/completions, served two ways: about 3
+#: minutes, apps/generate's model too), only ``--only completions``.
 ALONE: dict[str, tuple[Any, Any, tuple[str, ...]]] = {
     "fused_ir": (builder_fused_ir, fused_ir_report, ("builder", "fused_ir")),
     "speech": (speech_bench.run, speech_bench.report, ("speech",)),
     "request_costs": (request_costs.run, request_costs.report, ("request_costs",)),
     "generate": (generate_bench.measure, generate_bench.report, ("generate",)),
+    "completions": (completions_bench.measure, completions_bench.report, ("completions",)),
 }
 
 
 #: Cases whose table the README quotes from elsewhere (request_costs: from
 #: tests/hostile_cost.py's own run, in the hostile input section), or not
-#: yet (generate: results/generate.md alone until its figures are settled).
-QUOTED_ELSEWHERE = {"request_costs", "generate"}
+#: yet (generate, completions: results/NAME.md alone until their figures are
+#: settled).
+QUOTED_ELSEWHERE = {"request_costs", "generate", "completions"}
 
 
 def run_alone(name: str, quick: bool, out: Path) -> None:

@@ -5,7 +5,7 @@ memory one request can buy, measured against the route's budget.
     .venv/bin/python tests/hostile_cost.py [--quick] [--route PATH ...] [--out FILE]
     ./build.sh hostile --cost [--quick]      # the same, after setup
 
-The server is `./build.sh serve serve --reuse`, one worker, its models loaded
+The server is `./build.sh serve serve --reuse --preload gemma3-fast`, one worker, its models loaded
 by a warm-up request per route, so that each request pays only for itself.
 For each request the worker's CPU time (user + system, all threads, from
 /proc/PID/stat) and its peak resident memory above what it held before
@@ -55,6 +55,9 @@ SEED = 34  # the issue's number: any fixed value makes runs repeatable
 MAX_BODY = 1 << 20
 MAX_SPEAK_CHARS = 500
 MAX_TEXTCLASS_ITEMS = 64
+#: apps/serve/completions.py's limits.
+MAX_PROMPT_CHARS = 16_000
+MAX_COMPLETION_TOKENS = 512
 #: One request is given this long before it counts as over any budget.
 REQUEST_TIMEOUT_S = 300.0
 #: The pause before each request (``measure``), and how many times a request
@@ -92,6 +95,11 @@ BUDGETS = {
         60.0, 1536,
         "body 1 MiB; 500 characters; 1,500 phonemes (phonemes / speed + 10 a model run, "
         "MAX_SPEAK_PHONEMES); 8,192 bytes a sentence; a run's audio at most ~1 million samples",
+    ),
+    "/v1/completions": Budget(
+        60.0, 1024,
+        "body 1 MiB; prompt 16,000 characters and 2,048 tokens; max_tokens 512; 4 stop "
+        "strings of 64 characters; top_k 1 to 1,024",
     ),
 }  # fmt: skip
 
@@ -180,6 +188,14 @@ def _words(count: int, length: int, rng: random.Random) -> str:
 
 def _speak(text: str, speed: float = 1.0) -> bytes:
     return _json({"text": text, "speed": speed})
+
+
+def _complete(prompt: str, max_tokens: int = MAX_COMPLETION_TOKENS, **more: object) -> bytes:
+    return _json({"prompt": prompt, "max_tokens": max_tokens, **more})
+
+
+#: A prompt that the fast variant continues for 512 tokens without <eos> (greedy).
+COUNTING = ", ".join(str(i) for i in range(1, 40)) + ","
 
 
 def _png(image: Image.Image) -> bytes:
@@ -319,6 +335,43 @@ def families() -> list[Family]:
                lambda s: _png(Image.new("RGB", (s, s), "white")), (8, 512, 4096)),
         Family("/health", "GET", "bytes", None, lambda n: b"", (0,)),
     ]  # fmt: skip
+    prompt_chars = (100, 2000, 4000, MAX_PROMPT_CHARS)
+    prompts = {
+        # A token a character: past 2,048 refused by the token count, after tokenizing.
+        "prompt of private-use characters": "\ue000",
+        "prompt run of 'a' (8 letters a token)": "a",
+        "prompt of random words": "",
+        "prompt run of '中'": "中",
+    }
+    out += [
+        Family("/v1/completions", name, "chars", json_type,
+               lambda n, u=unit: _complete(_words(n // 8, 7, rng) if not u else _fill(u, n),
+                                           temperature=0),
+               prompt_chars)
+        for name, unit in prompts.items()
+    ]  # fmt: skip
+    out += [
+        Family("/v1/completions", "counting, greedy, max_tokens", "tokens", json_type,
+               lambda n: _complete(COUNTING, n, temperature=0), (16, 128, MAX_COMPLETION_TOKENS)),
+        Family("/v1/completions", "counting, streamed, max_tokens", "tokens", json_type,
+               lambda n: _complete(COUNTING, n, temperature=0, stream=True),
+               (128, MAX_COMPLETION_TOKENS)),
+        Family("/v1/completions", "1,900-token prompt, then max_tokens", "tokens", json_type,
+               lambda n: _complete(_fill("a", 15_000) + " " + COUNTING, n, temperature=0),
+               (1, MAX_COMPLETION_TOKENS)),
+        Family("/v1/completions", "top_k 1024, temperature 2, max_tokens", "tokens", json_type,
+               lambda n: _complete(COUNTING, n, temperature=2, top_k=1024, top_p=1, seed=1),
+               (MAX_COMPLETION_TOKENS,)),
+        Family("/v1/completions", "4 stop strings of 64 never found, max_tokens", "tokens",
+               json_type,
+               lambda n: _complete(COUNTING, n, temperature=0, stop=["x" * 63 + str(i)
+                                                                     for i in range(4)]),
+               (MAX_COMPLETION_TOKENS,)),
+        Family("/v1/completions", "repetition penalty 10 on a 2,000-token prompt", "tokens",
+               json_type,
+               lambda n: _complete(_words(1000, 3, rng), n, repetition_penalty=10, seed=1),
+               (MAX_COMPLETION_TOKENS,)),
+    ]  # fmt: skip
     return out
 
 
@@ -337,6 +390,8 @@ QUICK = (
     "/speak run of 'あ。' (short sentences) 500 chars",
     "/speak NUL after a word 10 chars",
     "/speak Arabic-Indic digits 10 chars",
+    "/v1/completions 1,900-token prompt, then max_tokens 512 tokens",
+    "/v1/completions prompt of private-use characters 16,000 chars",
 )
 
 
@@ -407,6 +462,7 @@ def warm_up(server: serve_host.Server) -> set[tuple[str, str]]:
         ("/textclass", _textclass(["warm up"]), "application/json"),
         ("/ocr", receipt, "image/png"),
         ("/speak", _speak("こんにちは。"), "application/json"),
+        ("/v1/completions", _complete("Hello", 4), "application/json"),
     ):
         headers = {"content-type": kind} if kind else {}
         status, doc, answered = serve_host.request(
@@ -432,7 +488,8 @@ def run(cases: Sequence[Case], verbose: bool = False) -> Search:
     as it comes, and the end of the server's log)."""
     # A long idle timeout: a dropped instance would make the next request reload models.
     flags = "--idle-instance-timeout 3600s"
-    with serve_host.Server(reuse=1_000_000, flags=flags) as server:
+    options = ("--preload", "gemma3-fast")  # /v1/completions' model
+    with serve_host.Server(reuse=1_000_000, flags=flags, options=options) as server:
         warm = warm_up(server)
         warm_mb = serve_host.rss_kib(server.pid) / 1024
         costs = []

@@ -128,9 +128,13 @@ class Sampler:
         self._rng = np.random.Generator(np.random.PCG64(settings.seed))
 
     def choose(self, top_logits: NDArray[np.float32], top_ids: NDArray[np.int64]) -> int:
-        """The next token from one step's candidates (best first)."""
+        """The next token from one step's candidates (best first; the host may
+        return equal logits in any order, so they are put in id order here: the
+        same seed then gives the same token)."""
         if self.settings.greedy:
             return int(top_ids[0])
+        order = np.lexsort((top_ids, -top_logits))
+        top_logits, top_ids = top_logits[order], top_ids[order]
         probs = probabilities(top_logits, self.settings)
         return int(top_ids[pick(probs, self._rng.random())])
 
