@@ -59,7 +59,8 @@ usage: ./build.sh [COMMAND] [ARGS]
                        C extension modules (done by all commands)
   bench [--quick] [--only NAME]
                        benchmark guest vs native and wasinn vs raw bindings; writes bench/results/
-                       (--only fused_ir|speech|request_costs|generate: that case alone; bench/README.md)
+                       (--only fused_ir|speech|request_costs|generate|completions: that case alone;
+                       bench/README.md)
   soak [PYTEST_ARGS]   100,000 HTTP requests to a reusing `wasmtime serve` (no failure, flat RSS),
                        then leak checks in one component: 100,000 VAD steps, 1,000
                        load-run-close cycles, 10,000 load-run-del cycles (no close(), no gc)
@@ -717,7 +718,7 @@ case "$cmd" in
     # guest's cases that one, and `--only speech` the speak app, which its first
     # `./build.sh run` builds.
     if [[ " $* " == *" --only"[=\ ]* ]]; then
-      [[ " $* " == *[=\ ]"speech "* || " $* " == *[=\ ]"request_costs "* ]] || build "$ROOT/bench/bench_guest"
+      [[ " $* " =~ [=\ ](speech|request_costs|generate|completions)\  ]] || build "$ROOT/bench/bench_guest"
     else
       build "$ROOT/apps/digits" "$ROOT/apps/vad" "$ROOT/apps/textclass" "$ROOT/apps/ocr" "$ROOT/apps/speak" "$ROOT/bench/bench_guest"
     fi

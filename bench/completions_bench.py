@@ -281,6 +281,7 @@ def one_server(name: str, long_prompt: str, warm: int, rounds: dict[int, int]) -
     started = time.perf_counter()
     with serve_host.Server(reuse=REUSE, flags=FLAGS, options=PRELOAD, workers=workers) as server:
         up_s = time.perf_counter() - started
+        built_from = source()  # the build (if any) happened just now
         print(f"{say} up in {up_s:.1f} s", file=sys.stderr)
         front = server.port  # nginx under deploy, the worker itself under serve
         # Cold: the first request to fresh workers, one fresh set per prompt.
@@ -303,8 +304,15 @@ def one_server(name: str, long_prompt: str, warm: int, rounds: dict[int, int]) -
         # second of the pair gets a new instance beside the busy first.
         beside = []
         known = {split["health"]["instance"], split["then_short"]["instance"]}
+        # Requests sent one after the other to a worker with an idle instance
+        # that got a new one all the same (the instances they got).
+        surplus = [] if len(known) == 1 else [split["then_short"]["instance"]]
         for p in worker_ports(server).values():
-            known.add(sse(p, SHORT_PROMPT, TTFT_TOKENS)["instance"])
+            time.sleep(SETTLE_S)
+            alone = sse(p, SHORT_PROMPT, TTFT_TOKENS)["instance"]
+            if p == port and alone not in known:
+                surplus.append(alone)
+            known.add(alone)
             time.sleep(SETTLE_S)
             pair = at_once([partial(sse, p, SHORT_PROMPT, 24) for _ in range(2)])
             fresh = [r for r in pair if r["instance"] not in known]
@@ -341,9 +349,9 @@ def one_server(name: str, long_prompt: str, warm: int, rounds: dict[int, int]) -
         warm_memory = memory(server)
     log = server.stderr()
     return {"command": COMMANDS[name], "workers": workers or 1, "up_s": up_s,
-            "source": source(),
+            "source": built_from,
             "cold": cold, "fresh_worker_split": split, "beside_busy": beside,
-            "whole_at_once": whole_runs,
+            "whole_at_once": whole_runs, "new_instance_though_idle": surplus,
             "warm": warm_runs, "decode": {str(c): r for c, r in decode.items()},
             "memory_after_cold": after_cold, "memory_after_pairs": after_pairs,
             "memory_warm": warm_memory,
@@ -420,8 +428,8 @@ def report(data: dict[str, Any]) -> list[str]:
                      for when in ("before", "after"))  # fmt: skip
     lines = ["", "## Served completions: apps/serve `POST /v1/completions`, streamed", "",
              "Gemma 3 270M (the generate app's fast variant, preloaded by the host), greedy, "
-             "Server-Sent Events. **Noisy figures:** "
-             f"{data['cores']} cores, shared with another engineer's test runs while this ran; "
+             "Server-Sent Events. One run on a noisy machine of "
+             f"{data['cores']} cores (compare figures side by side only); "
              f"load average (1, 5, 15 min) before: {before}; after: {after}. The two servers "
              "ran one after the other. Commands (plus `--port` with a free port; "
              "`bench/completions_bench.py` starts them through tests/serve_host.py):", "",
@@ -470,6 +478,14 @@ def report(data: dict[str, Any]) -> list[str]:
         beside = " / ".join("no new instance" if r is None else ms(r["first_s"])
                             for r in s["beside_busy"])  # fmt: skip
         lines.append(f"| {name} | {ms(split['health']['seconds'])} | {then} | {beside} |")
+    surplus = {name: len(s["new_instance_though_idle"]) for name, s in servers.items()}
+    if any(surplus.values()):
+        lines += ["", "A request sent one at a time, a moment after the answer before it, to a "
+                  "worker whose instance was idle, sometimes got a new instance all the same "
+                  "(paying the host's model load and the app's loads again): "
+                  + ", ".join(f"{name} {n} of 2" for name, n in surplus.items())
+                  + f" such requests here, each sent {SETTLE_S:g} s after the previous "
+                  "answer. (c) then finds an idle instance: \"no new instance\"."]  # fmt: skip
     counting = ", ".join(f"`{p}`" for p in data["prompts"]["counting"])
     rounds = ", ".join(f"{c} client(s): {n}" for c, n in data["rounds"].items())
     lines += ["", f"### Decode, {data['new_tokens']} greedy tokens per client", "",
@@ -505,25 +521,25 @@ def report(data: dict[str, Any]) -> list[str]:
             most = max(len({r["instance"] for r in runs}) for runs in made_rounds)
             if most <= 2 * s["workers"]:  # --concurrency 2 per worker
                 continue
-            runs = made_rounds[-1]
-            late = max(r["header_s"] for r in runs)
-            early = min(r["finish_s"] for r in runs)
+            # Per round: the clients whose answer had started before the
+            # first one finished (each round's clients were sent together).
+            together = [sum(r["header_s"] < min(q["finish_s"] for q in runs) for r in runs)
+                        for runs in made_rounds]  # fmt: skip
             totals = sorted(r["total_s"] for r in s["whole_at_once"])
             ends = " / ".join(ms(t) for t in totals)
             held = len(totals) > 2 and totals[1] < 0.8 * totals[2]
             verdict = ("two, then the others: the limit holds for them" if held else
                        "no two-at-a-time pattern in them either")  # fmt: skip
-            lines += ["", f"**{name}, {clients} clients: {most} instances answered at once "
-                      f"on {s['workers']} worker(s) with `--concurrency 2`.** Streamed answers "
-                      "are not held to `--max-concurrent-requests` here: in the last round "
-                      f"the last client's response headers came after {ms(late)} ms, "
-                      f"{'before' if late < early else 'after'} the first client had "
-                      f"finished ({ms(early)} ms). Whole (not streamed) "
-                      f"answers to the same clients at once, {WHOLE_TOKENS} tokens each, "
-                      f"finished after {ends} ms ({verdict}). A streamed request seems to "
-                      "give its slot back once its answer is flowing, while its instance goes "
-                      "on computing tokens; so each streaming client gets an instance of its "
-                      "own, the model loaded into each (memory below)."]  # fmt: skip
+            lines += ["", f"**{name}, {clients} clients: {most} instances answered in one "
+                      f"round, on {s['workers']} worker(s) with `--concurrency 2`.** Streamed "
+                      "answers are not reliably held to `--max-concurrent-requests`: clients "
+                      "whose answer had started (response headers in) before the first client "
+                      "finished, per round: " + ", ".join(map(str, together)) + f" of {clients} "
+                      "(a client that waits past that waited for a whole generation). Whole "
+                      f"(not streamed) answers to the same clients at once, {WHOLE_TOKENS} "
+                      f"tokens each, finished after {ends} ms ({verdict}). Each streamed answer "
+                      "running at once takes an instance of its own, the model loaded into "
+                      "each (memory below)."]  # fmt: skip
     lines += ["", "### Memory of the workers", "",
               "Peak RSS (`VmHWM`, MiB) of each `wasmtime serve` worker: after the cold "
               "requests (one instance), after the pair of (c) (two), and at the end (warm: "

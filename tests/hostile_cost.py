@@ -97,8 +97,8 @@ BUDGETS = {
         "MAX_SPEAK_PHONEMES); 8,192 bytes a sentence; a run's audio at most ~1 million samples",
     ),
     "/v1/completions": Budget(
-        60.0, 1024,
-        "body 1 MiB; prompt 16,000 characters and 2,048 tokens; max_tokens 512; 4 stop "
+        45.0, 512,
+        "body 1 MiB; prompt 16,000 characters and 1,024 tokens; max_tokens 512; 4 stop "
         "strings of 64 characters; top_k 1 to 1,024",
     ),
 }  # fmt: skip
@@ -335,9 +335,9 @@ def families() -> list[Family]:
                lambda s: _png(Image.new("RGB", (s, s), "white")), (8, 512, 4096)),
         Family("/health", "GET", "bytes", None, lambda n: b"", (0,)),
     ]  # fmt: skip
-    prompt_chars = (100, 2000, 4000, MAX_PROMPT_CHARS)
+    prompt_chars = (100, 1000, 4000, MAX_PROMPT_CHARS)
     prompts = {
-        # A token a character: past 2,048 refused by the token count, after tokenizing.
+        # A token a character: past 1,024 refused by the token count, after tokenizing.
         "prompt of private-use characters": "\ue000",
         "prompt run of 'a' (8 letters a token)": "a",
         "prompt of random words": "",
@@ -356,8 +356,8 @@ def families() -> list[Family]:
         Family("/v1/completions", "counting, streamed, max_tokens", "tokens", json_type,
                lambda n: _complete(COUNTING, n, temperature=0, stream=True),
                (128, MAX_COMPLETION_TOKENS)),
-        Family("/v1/completions", "1,900-token prompt, then max_tokens", "tokens", json_type,
-               lambda n: _complete(_fill("a", 15_000) + " " + COUNTING, n, temperature=0),
+        Family("/v1/completions", "1,000-token prompt, then max_tokens", "tokens", json_type,
+               lambda n: _complete(_fill("a", 6_800) + " " + COUNTING, n, temperature=0),
                (1, MAX_COMPLETION_TOKENS)),
         Family("/v1/completions", "top_k 1024, temperature 2, max_tokens", "tokens", json_type,
                lambda n: _complete(COUNTING, n, temperature=2, top_k=1024, top_p=1, seed=1),
@@ -367,9 +367,9 @@ def families() -> list[Family]:
                lambda n: _complete(COUNTING, n, temperature=0, stop=["x" * 63 + str(i)
                                                                      for i in range(4)]),
                (MAX_COMPLETION_TOKENS,)),
-        Family("/v1/completions", "repetition penalty 10 on a 2,000-token prompt", "tokens",
+        Family("/v1/completions", "repetition penalty 10 on a 1,000-token prompt", "tokens",
                json_type,
-               lambda n: _complete(_words(1000, 3, rng), n, repetition_penalty=10, seed=1),
+               lambda n: _complete(_words(500, 3, rng), n, repetition_penalty=10, seed=1),
                (MAX_COMPLETION_TOKENS,)),
     ]  # fmt: skip
     return out
@@ -390,7 +390,7 @@ QUICK = (
     "/speak run of 'あ。' (short sentences) 500 chars",
     "/speak NUL after a word 10 chars",
     "/speak Arabic-Indic digits 10 chars",
-    "/v1/completions 1,900-token prompt, then max_tokens 512 tokens",
+    "/v1/completions 1,000-token prompt, then max_tokens 512 tokens",
     "/v1/completions prompt of private-use characters 16,000 chars",
 )
 

@@ -161,8 +161,8 @@ BAD = [
     (b'"a"', 400, "must be a JSON object"),
     (b"{", 400, "JSON"),
     (json.dumps({"prompt": "a" * 16_001}).encode(), 413, "16,001 characters; the limit is 16,000"),
-    # 3,000 private-use characters: 8,700 tokens of byte fallback, refused after counting.
-    (json.dumps({"prompt": "\ue000" * 3000}).encode(), 413, "tokens; the limit is 2,048"),
+    # 3,000 private-use characters, a token each: refused after counting.
+    (json.dumps({"prompt": "\ue000" * 3000}).encode(), 413, "3,001 tokens; the limit is 1,024"),
 ]  # fmt: skip
 
 

@@ -12,6 +12,7 @@ From the command line (all of it slow; nothing here runs in a build)::
     python export_check.py bench  MODELS/gemma3/VARIANT [--threads N] [--buffer] [--set K=V]
     python export_check.py window MODELS/gemma3/VARIANT   # across the sliding window's edge
     python export_check.py head   MODELS/gemma3/VARIANT   # penalty and top_k vs transformers
+    python export_check.py perplexity MODELS/gemma3 [VARIANT ...] [--tokens N]
 
 ``agree`` prints, per prompt, how many leading greedy tokens each variant
 shares with transformers f32 (MODELS/gemma3/hf), and keeps transformers'
@@ -22,6 +23,11 @@ tokens in MODELS/gemma3/reference-greedy-N.json for the next run.
 (``-S nn-graph=openvino::DIR`` reads model.xml and model.bin into memory and
 hands OpenVINO the bytes), rather than from the file (which OpenVINO maps).
 ``--set`` adds compile properties on top of the IR's runtime options.
+``perplexity`` scores a held-out text (HELD_OUT: the first N tokens of the
+Python reference's "Assignment statements", from the running Python's
+pydoc_data, which no prompt or calibration here uses) with each variant,
+teacher-forced one token per infer as the app feeds them, and with
+transformers f32 in one pass: one JSON line each.
 """
 
 from __future__ import annotations
@@ -255,6 +261,49 @@ def bench(xml: Path, threads: int | None, from_buffer: bool, prompt_tokens: int,
     print(json.dumps(row), flush=True)
 
 
+def held_out_text() -> str:
+    """The held-out text ``perplexity`` scores (see the module's docstring)."""
+    from pydoc_data.topics import topics
+
+    return str(topics["assignment"])
+
+
+def ir_perplexity(compiled: Any, ids: Sequence[int]) -> float:
+    """exp(mean negative log-likelihood) of ``ids[1:]`` under the IR, fed one
+    token per infer into one request (its KV cache), every logit asked for."""
+    request = compiled.create_infer_request()
+    vocabulary = 262_144
+    total = 0.0
+    for position in range(len(ids) - 1):
+        logits, order = step(request, [ids[position]], top_k=vocabulary)
+        values = np.asarray(logits, dtype=np.float64)
+        target = values[np.asarray(order) == ids[position + 1]][0]
+        peak = values.max()
+        total += peak + np.log(np.exp(values - peak).sum()) - target
+    return float(np.exp(total / (len(ids) - 1)))
+
+
+def perplexity(gemma3: Path, variants: Sequence[str], n: int) -> None:
+    """Each variant's perplexity on the first ``n`` tokens of the held-out text,
+    and transformers f32's (the reference), one JSON line each."""
+    import torch
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from gemma_export import load_reference
+
+    model, tokenizer = load_reference(gemma3 / "hf")
+    ids = tokenizer(held_out_text()).input_ids[:n]
+    with torch.no_grad():
+        out = model(input_ids=torch.tensor([ids]))
+        loss = torch.nn.functional.cross_entropy(out.logits[0, :-1].float(), torch.tensor(ids[1:]))
+    rows: list[tuple[str, float]] = [("transformers f32", float(torch.exp(loss)))]
+    for variant in variants:
+        rows.append((variant, ir_perplexity(compile_ir(gemma3 / variant / "model.xml"), ids)))
+    for name, value in rows:
+        print(json.dumps({"model": name, "tokens": len(ids), "perplexity": round(value, 4)}),
+              flush=True)  # fmt: skip
+
+
 def window(xml: Path, hf: Path, start: int = 500, end: int = 530) -> float:
     """How closely the IR follows transformers across the sliding window's
     edge: prefill ``start`` tokens of LONG_PROMPT, then feed the rest up to
@@ -340,6 +389,10 @@ def main() -> None:
     w.add_argument("variant", type=Path)
     h = sub.add_parser("head")
     h.add_argument("variant", type=Path)
+    p = sub.add_parser("perplexity")
+    p.add_argument("gemma3", type=Path)
+    p.add_argument("variants", nargs="*", default=["gemma3-exact", "gemma3-fast"])
+    p.add_argument("--tokens", type=int, default=1024)
     args = parser.parse_args()
     if args.command == "agree":
         prompts = json.loads(args.prompts.read_text()) if args.prompts else PROMPTS
@@ -348,6 +401,8 @@ def main() -> None:
     elif args.command == "bench":
         xml = args.variant / "model.xml"
         bench(xml, args.threads, args.buffer, args.prompt_tokens, args.decode, args.set)
+    elif args.command == "perplexity":
+        perplexity(args.gemma3, args.variants, args.tokens)
     elif args.command == "window":
         window(args.variant / "model.xml", args.variant.parent / "hf")
     else:
