@@ -715,8 +715,8 @@ case "$cmd" in
   bench)
     setup
     # A case run alone (--only NAME) needs only its own component: the benchmark
-    # guest's cases that one, and `--only speech` the speak app, which its first
-    # `./build.sh run` builds.
+    # guest's cases that one; speech, request_costs, generate and completions
+    # build the apps they run themselves (their first `./build.sh run` or serve).
     if [[ " $* " == *" --only"[=\ ]* ]]; then
       [[ " $* " =~ [=\ ](speech|request_costs|generate|completions)\  ]] || build "$ROOT/bench/bench_guest"
     else

@@ -120,8 +120,10 @@ def test_streaming_sends_each_piece_as_it_is_made(server: Server) -> None:
     assert "".join(e["choices"][0]["text"] for e in pieces) == whole["choices"][0]["text"]
     assert usage["choices"] == [] and usage["usage"] == whole["usage"]
     assert len(pieces) > 10
-    # The first piece leaves as soon as its token is chosen, not with the rest.
-    assert first_s < total_s / 3, (first_s, total_s)
+    # The first piece leaves as soon as its token is chosen, not with the rest:
+    # the ~95 tokens after it take over a second to make (~60 a second). (The
+    # time to the first piece itself may include a new instance's model load.)
+    assert total_s - first_s > 0.5, (first_s, total_s)
 
 
 def test_seed_stop_and_finish_reason(server: Server) -> None:
@@ -130,6 +132,13 @@ def test_seed_stop_and_finish_reason(server: Server) -> None:
     b = complete(server, **fields, seed=7)[1]["choices"][0]["text"]
     others = {complete(server, **fields, seed=s)[1]["choices"][0]["text"] for s in (8, 9, 10)}
     assert a == b and len(others | {a}) > 1
+    # OpenAI's fields at their neutral values, as some clients send them, are taken.
+    neutral: dict[str, object] = {
+        "presence_penalty": 0, "frequency_penalty": 0.0, "best_of": 1, "echo": False,
+        "logprobs": None, "suffix": None, "logit_bias": {}, "user": None, "n": 1,
+    }  # fmt: skip
+    status, doc = complete(server, prompt="Hi", max_tokens=2, **neutral)
+    assert status == 200, doc
     # A stop string ends the text before it.
     whole = complete(server, prompt="1, 2, 3, 4,", max_tokens=24, temperature=0)[1]
     assert " 7," in whole["choices"][0]["text"]
@@ -144,19 +153,30 @@ BAD = [
     (b"{}", 400, '"prompt" must be a non-empty string'),
     (b'{"prompt": ""}', 400, '"prompt" must be a non-empty string'),
     (b'{"prompt": ["a", "b"]}', 400, "one prompt per request"),
-    (b'{"prompt": "a", "max_tokens": 513}', 400, '"max_tokens" must be from 1 to 512, not 513'),
-    (b'{"prompt": "a", "max_tokens": 0}', 400, '"max_tokens" must be from 1 to 512'),
+    (b'{"prompt": [2, 651]}', 400, "token ids are not taken here"),
+    (b'{"prompt": "a\\ud800b"}', 400, "half of a UTF-16 surrogate pair at character 1"),
+    (b'{"prompt": "a", "max_tokens": 513}', 400,
+     '"max_tokens" must be a whole number from 1 to 512, not 513'),
+    (b'{"prompt": "a", "max_tokens": 0}', 400, '"max_tokens" must be a whole number from 1 to 512'),
     (b'{"prompt": "a", "max_tokens": 2.5}', 400, '"max_tokens" must be a whole number'),
+    (b'{"prompt": "a", "max_tokens": 1' + b"0" * 400 + b"}", 400, "not 10000000000000000000"),
     (b'{"prompt": "a", "temperature": "hot"}', 400, '"temperature" must be a number'),
-    (b'{"prompt": "a", "temperature": 1e999}', 400, '"temperature" must be a number'),
+    (b'{"prompt": "a", "temperature": 1' + b"0" * 400 + b"}", 400,
+     '"temperature" must be a number of sensible size'),
+    (b'{"prompt": "a", "temperature": 1e999}', 400, '"temperature" must be a finite number'),
     (b'{"prompt": "a", "top_p": 0}', 400, "top_p must be a number above 0"),
-    (b'{"prompt": "a", "top_k": 0}', 400, '"top_k" must be from 1 to 1024 here'),
-    (b'{"prompt": "a", "seed": -1}', 400, "seed must be a whole number from 0 to 2**64-1"),
+    (b'{"prompt": "a", "top_k": 0}', 400, '"top_k" must be a whole number from 1 to 1024, not 0'),
+    (b'{"prompt": "a", "seed": -1}', 400, '"seed" must be a whole number from 0 to 1844'),
+    (b'{"prompt": "a", "stream_options": {"include_usage": true}}', 400,
+     '"stream_options" is only for "stream": true'),
     (b'{"prompt": "a", "stop": ["1", "2", "3", "4", "5"]}', 400, "at most 4"),
     (b'{"prompt": "a", "stop": ["' + b"x" * 65 + b'"]}', 400, "1 to 64 characters, not 65"),
     (b'{"prompt": "a", "stream": "yes"}', 400, '"stream" must be true or false'),
     (b'{"prompt": "a", "n": 2}', 400, '"n" must be 1'),
-    (b'{"prompt": "a", "frequency_penalty": 1}', 400, 'unknown field "frequency_penalty"'),
+    (b'{"prompt": "a", "frequency_penalty": 1}', 400,
+     '"frequency_penalty" is not supported here: leave it out, or give 0'),
+    (b'{"prompt": "a", "logit_bias": {"5": 1}}', 400, '"logit_bias" is not supported here'),
+    (b'{"prompt": "a", "foo": 1}', 400, 'unknown field "foo"'),
     (b'{"prompt": "a", "model": "gpt-4"}', 404, '"model" "gpt-4" is not served here'),
     (b'"a"', 400, "must be a JSON object"),
     (b"{", 400, "JSON"),

@@ -349,8 +349,10 @@ def add_sampling_head(model: ov.Model) -> ov.Model:
     k = opset15.squeeze(top_k, opset15.constant(np.int64(0)))
     # Not stable: OpenVINO's stable TopK over the 262,144 logits took 40 ms at
     # k=40 and 1.1 s at k=1024 (per token; 0.6-0.7 ms without). Equal logits may
-    # then come in any order: the guest orders the candidates (sampling.Sampler),
-    # and for k=1 the CPU plugin returns the lowest id, as torch.argmax does.
+    # then come in any order: the guest orders the candidates (sampling.Sampler).
+    # For k=1 the CPU plugin returned the lowest of equal ids in our checks, as
+    # torch.argmax does; tests/test_generate_app.py holds the exact variant's
+    # greedy tokens to transformers'.
     top = opset15.topk(penalised, k, 0, "max", "value", "i64", stable=False)
     top.output(0).get_tensor().set_names({TOP_LOGITS})
     top.output(1).get_tensor().set_names({TOP_IDS})

@@ -128,9 +128,11 @@ class Sampler:
         self._rng = np.random.Generator(np.random.PCG64(settings.seed))
 
     def choose(self, top_logits: NDArray[np.float32], top_ids: NDArray[np.int64]) -> int:
-        """The next token from one step's candidates (best first; the host may
-        return equal logits in any order, so they are put in id order here: the
-        same seed then gives the same token)."""
+        """The next token from one step's candidates (best first). The host may
+        return equal logits in any order; they are put in id order here, so
+        that the draw does not depend on that order. (Which of several equal
+        logits at the k-th place make it into the candidates is the host's
+        choice.)"""
         if self.settings.greedy:
             return int(top_ids[0])
         order = np.lexsort((top_ids, -top_logits))

@@ -294,15 +294,9 @@ def answer_speak(body: bytes) -> Stream:
     return Stream("audio/wav", pieces())
 
 
-def answer_completions(body: bytes) -> dict[str, object] | Stream:
+def _generator() -> Generator:
     try:
-        request = completions.parse(jsonbody.parse(body))
-    except jsonbody.BadJSON as e:
-        raise HttpError(400, str(e)) from None
-    except completions.BadRequest as e:
-        raise HttpError(e.status, str(e)) from None
-    try:
-        generator = GENERATOR.get()
+        return GENERATOR.get()
     except NotPreloadedError:
         raise HttpError(
             503,
@@ -310,10 +304,18 @@ def answer_completions(body: bytes) -> dict[str, object] | Stream:
             "serve --reuse N --preload gemma3-fast` (the host loads the model into every "
             "instance, ~1.5 s each, so reuse them)",
         ) from None
+
+
+def answer_completions(body: bytes) -> dict[str, object] | Stream:
     try:
-        ids = completions.prompt_ids(generator, request)
+        request = completions.parse(jsonbody.parse(body))
+        # Counting the prompt's tokens needs the tokenizer, which comes with the model.
+        ids = completions.prompt_ids(_generator(), request)
+    except jsonbody.BadJSON as e:
+        raise HttpError(400, str(e)) from None
     except completions.BadRequest as e:
         raise HttpError(e.status, str(e)) from None
+    generator = GENERATOR.get()
     completion = completions.Completion(generator, request, ids)
     if request.stream:
         # nginx (`./build.sh deploy`) would hold small events until its buffer

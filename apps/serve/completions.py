@@ -11,7 +11,9 @@ A request is a JSON object; every field but ``prompt`` is optional:
 The defaults are OpenAI's for ``max_tokens`` (16) and the generate app's
 (llama.cpp's) for sampling: temperature 0.8, top-k 40, top-p 0.95;
 ``temperature: 0`` is greedy. ``top_k`` and ``repetition_penalty`` are not
-OpenAI's (llama.cpp's server takes them too). The answer:
+OpenAI's. OpenAI's ``presence_penalty``, ``frequency_penalty``, ``best_of``,
+``echo``, ``logprobs``, ``suffix`` and ``logit_bias`` are taken only at their
+neutral values, which some clients send by default. The answer:
 
     {"id": "cmpl-...", "object": "text_completion", "created": 1796000000,
      "model": "gemma-3-270m",
@@ -24,9 +26,11 @@ event per piece of text as soon as its token is chosen (the first before the
 second token is computed), then an event with ``finish_reason``, one with
 ``usage`` when ``stream_options.include_usage`` is true, and ``data: [DONE]``.
 
-Everything is checked before any work (the prompt is tokenized to count it,
-~25 ms for the longest allowed), so a refused request costs nothing; a client
-that goes away mid-stream stops the generation at its next token.
+Everything is checked before any work (the prompt is tokenized to count it:
+tens of milliseconds for the longest allowed), so a refused request costs next
+to nothing. A client that goes away mid-stream stops the generation within a
+few tokens: the first write after it left may still succeed, and a token whose
+text is held back (a partial character, a possible stop string) writes nothing.
 """
 
 from __future__ import annotations
@@ -49,11 +53,13 @@ MODEL_ID = "gemma-3-270m"
 #: fast variant's ~50 tokens/s (docs/serving.md, "Budgets").
 MAX_COMPLETION_TOKENS = 512
 #: The longest prompt, in tokens. The cost search (tests/hostile_cost.py) found
-#: 2,048 prompt tokens plus 512 new ones costing ~33 s of CPU: too close to the
-#: 60 s a request may run once two share the cores. 1,024 costs ~6 s of prefill.
+#: 2,048 prompt tokens plus 512 new ones costing ~34 s of CPU: too close to the
+#: 60 s a request may run once two share the cores (and streamed answers are not
+#: held to --concurrency: docs/serving.md, "Budgets"). 1,024 tokens and 512 new
+#: ones cost ~21 s of CPU, the prefill ~3.5 s of it.
 MAX_PROMPT_TOKENS = 1024
 #: ... and in characters, checked before tokenizing it (the tokenizer takes
-#: ~25 ms for this many, whatever they are).
+#: 20-80 ms for this many, whatever they are).
 MAX_PROMPT_CHARS = 16_000
 #: As OpenAI: at most 4 stop strings; each is looked for in the text after
 #: every token, so their length is bounded too.
@@ -62,6 +68,12 @@ MAX_STOP_CHARS = 64
 DEFAULT_MAX_TOKENS = 16
 DEFAULTS = Sampling()
 
+#: OpenAI's fields this server does not implement, taken only at their neutral
+#: values (which some clients send by default); any other value is refused.
+NEUTRAL: dict[str, tuple[object, ...]] = {
+    "presence_penalty": (0, 0.0), "frequency_penalty": (0, 0.0), "best_of": (1,),
+    "echo": (False,), "logprobs": (None,), "suffix": (None,), "logit_bias": ({},),
+}  # fmt: skip
 #: The fields a request may have; any other is refused, as OpenAI does.
 FIELDS = (
     "prompt", "max_tokens", "temperature", "top_p", "top_k", "repetition_penalty",
@@ -89,22 +101,45 @@ class Request:
     include_usage: bool
 
 
-def _whole(doc: dict[str, object], key: str, default: int | None) -> int | None:
-    value = doc.get(key, default)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise BadRequest(400, f'"{key}" must be a whole number, not {json.dumps(value)[:40]}')
+def _shown(value: object) -> str:
+    """``value`` as JSON, cut short: an error never echoes a huge number or string."""
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _whole(
+    doc: dict[str, object], key: str, default: int | None, low: int, high: int
+) -> int | None:
+    """The whole number ``doc[key]`` (``default`` when absent or null), from low to high."""
+    value = doc.get(key)
+    if value is None:  # OpenAI's clients send null for "not given"
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise BadRequest(
+            400, f'"{key}" must be a whole number from {low} to {high}, not {_shown(value)}'
+        )
     return value
 
 
 def _number(doc: dict[str, object], key: str, default: float) -> float:
-    value = doc.get(key, default)
-    if value is None:  # OpenAI's clients send null for "not given"
+    value = doc.get(key)
+    if value is None:
         return default
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise BadRequest(400, f'"{key}" must be a number, not {json.dumps(value)[:40]}')
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise BadRequest(400, f'"{key}" must be a number, not {_shown(value)}')
+    if isinstance(value, float) and not math.isfinite(value):  # 1e999 reads as inf
+        raise BadRequest(400, f'"{key}" must be a finite number, not {_shown(value)}')
+    if abs(value) > 1e300:  # an integer too large for a float (1 and 400 zeros)
+        raise BadRequest(400, f'"{key}" must be a number of sensible size, not {_shown(value)}')
     return float(value)
+
+
+def _flag(value: object, name: str) -> bool:
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise BadRequest(400, f'"{name}" must be true or false, not {_shown(value)}')
+    return value
 
 
 def _stops(value: object) -> tuple[str, ...]:
@@ -120,68 +155,77 @@ def _stops(value: object) -> tuple[str, ...]:
             raise BadRequest(
                 400, f'each "stop" string must have 1 to {MAX_STOP_CHARS} characters, not {len(s)}'
             )
-    return tuple(str(s) for s in stops)
+    return tuple(stops)
+
+
+def _prompt(value: object) -> str:
+    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], str):
+        value = value[0]  # OpenAI's batch of one prompt
+    if isinstance(value, list) and value and all(isinstance(v, int) for v in value):
+        raise BadRequest(400, '"prompt" must be text; token ids are not taken here')
+    if isinstance(value, list):
+        raise BadRequest(400, '"prompt" must be one string: one prompt per request')
+    if not isinstance(value, str) or not value:
+        raise BadRequest(400, '"prompt" must be a non-empty string')
+    if len(value) > MAX_PROMPT_CHARS:
+        raise BadRequest(
+            413, f'"prompt" has {len(value):,} characters; the limit is {MAX_PROMPT_CHARS:,}'
+        )
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:  # JSON may carry half of a UTF-16 pair ("\ud800")
+        raise BadRequest(
+            400, f'"prompt" has half of a UTF-16 surrogate pair at character {e.start}: not text'
+        ) from None
+    return value
 
 
 def parse(doc: object) -> Request:
     """The request in ``doc`` (parsed JSON), checked; ``BadRequest`` says what is wrong."""
     if not isinstance(doc, dict):
         raise BadRequest(400, 'the body must be a JSON object {"prompt": "...", ...}')
-    unknown = sorted(set(doc) - set(FIELDS))
+    unknown = sorted(set(doc) - set(FIELDS) - set(NEUTRAL))
     if unknown:
         raise BadRequest(
-            400, f"unknown field {json.dumps(unknown[0])[:80]}; the fields are {', '.join(FIELDS)}"
+            400, f"unknown field {_shown(unknown[0])}; the fields are {', '.join(FIELDS)}"
         )
-    prompt = doc.get("prompt")
-    if isinstance(prompt, list) and len(prompt) == 1:  # OpenAI's one-prompt batch
-        prompt = prompt[0]
-    if not isinstance(prompt, str) or not prompt:
-        raise BadRequest(400, '"prompt" must be a non-empty string (one prompt per request)')
-    if len(prompt) > MAX_PROMPT_CHARS:
-        raise BadRequest(
-            413, f'"prompt" has {len(prompt):,} characters; the limit is {MAX_PROMPT_CHARS:,}'
-        )
-    max_tokens = _whole(doc, "max_tokens", DEFAULT_MAX_TOKENS)
-    max_tokens = DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens
-    if not 1 <= max_tokens <= MAX_COMPLETION_TOKENS:
-        raise BadRequest(
-            400,
-            f'"max_tokens" must be from 1 to {MAX_COMPLETION_TOKENS}, not {max_tokens}',
-        )
-    model = doc.get("model", MODEL_ID)
+    for key, neutral in NEUTRAL.items():
+        if key in doc and doc[key] not in neutral:
+            raise BadRequest(
+                400, f'"{key}" is not supported here: leave it out, or give {_shown(neutral[0])}'
+            )
+    prompt = _prompt(doc.get("prompt"))
+    max_tokens = _whole(doc, "max_tokens", DEFAULT_MAX_TOKENS, 1, MAX_COMPLETION_TOKENS)
+    assert max_tokens is not None
+    model = doc.get("model")
     if model not in (None, MODEL_ID):
-        raise BadRequest(
-            404, f'"model" {json.dumps(model)[:80]} is not served here; only {MODEL_ID}'
-        )
-    if _whole(doc, "n", 1) not in (None, 1):
+        raise BadRequest(404, f'"model" {_shown(model)} is not served here; only {MODEL_ID}')
+    if _whole(doc, "n", 1, 0, 2**31) != 1:
         raise BadRequest(400, '"n" must be 1: one completion per request')
-    if not isinstance(doc.get("user", ""), str):
+    if not isinstance(doc.get("user") or "", str):
         raise BadRequest(400, '"user" must be a string')
-    stream = doc.get("stream", False)
-    if not isinstance(stream, bool | None):
-        raise BadRequest(400, '"stream" must be true or false')
-    options = doc.get("stream_options") or {}
+    stream = _flag(doc.get("stream"), "stream")
+    options = doc.get("stream_options")
+    if options is not None and not stream:
+        raise BadRequest(400, '"stream_options" is only for "stream": true')
+    options = {} if options is None else options
     if not isinstance(options, dict) or set(options) - {"include_usage"}:
         raise BadRequest(400, '"stream_options" must be an object {"include_usage": true|false}')
-    include_usage = options.get("include_usage", False)
-    if not isinstance(include_usage, bool):
-        raise BadRequest(400, '"stream_options.include_usage" must be true or false')
-    top_k = _whole(doc, "top_k", DEFAULTS.top_k)
+    include_usage = _flag(options.get("include_usage"), "stream_options.include_usage")
+    # top_k 0 (off) would make every step return all 262,144 logits (1 MiB).
+    top_k = _whole(doc, "top_k", DEFAULTS.top_k, 1, MAX_TOP_K)
+    assert top_k is not None
     try:
         sampling = Sampling(
             temperature=_number(doc, "temperature", DEFAULTS.temperature),
-            top_k=DEFAULTS.top_k if top_k is None else top_k,
+            top_k=top_k,
             top_p=_number(doc, "top_p", DEFAULTS.top_p),
             repetition_penalty=_number(doc, "repetition_penalty", DEFAULTS.repetition_penalty),
-            seed=_whole(doc, "seed", None),
+            seed=_whole(doc, "seed", None, 0, 2**64 - 1),
         )
     except ValueError as e:  # out of range: Sampling names the field and the range
         raise BadRequest(400, str(e)) from None
-    if top_k is not None and not 0 < top_k <= MAX_TOP_K:
-        # top_k 0 (off) makes every step return all 262,144 logits (1 MiB).
-        raise BadRequest(400, f'"top_k" must be from 1 to {MAX_TOP_K} here, not {top_k}')
-    return Request(prompt, max_tokens, sampling, _stops(doc.get("stop")), bool(stream),
-                   include_usage)  # fmt: skip
+    return Request(prompt, max_tokens, sampling, _stops(doc.get("stop")), stream, include_usage)
 
 
 def prompt_ids(generator: Generator, request: Request) -> list[int]:
@@ -222,6 +266,11 @@ class Completion:
         return {"id": self.id, "object": "text_completion", "created": self.created,
                 "model": MODEL_ID, "choices": choices, **more}  # fmt: skip
 
+    def _chunk(self, text: str, finish_reason: str | None) -> bytes:
+        # With include_usage, OpenAI's chunks carry "usage": null until the last.
+        more = {"usage": None} if self.request.include_usage else {}
+        return _event(self._object([self._choice(text, finish_reason)], **more))
+
     @staticmethod
     def _choice(text: str, finish_reason: str | None) -> dict[str, object]:
         return {"index": 0, "text": text, "logprobs": None, "finish_reason": finish_reason}
@@ -235,21 +284,20 @@ class Completion:
         """The Server-Sent Events. When the client goes away, the write of the
         next event fails and the server closes this generator: the token loop
         (and its session on the host) ends there, which is logged."""
-        sent = 0
+        made = 0
         try:
             for text in self._texts():
-                sent += 1
-                yield _event(self._object([self._choice(text, None)]))
-            finish = self.generator.stats.finish_reason
-            yield _event(self._object([self._choice("", finish)]))
+                made += 1
+                yield self._chunk(text, None)
+            yield self._chunk("", self.generator.stats.finish_reason)
             if self.request.include_usage:
                 yield _event(self._object([], usage=self._usage()))
             yield b"data: [DONE]\n\n"
         except GeneratorExit:
-            made = self.generator.stats.generated_tokens
+            tokens = self.generator.stats.generated_tokens
             print(
-                f"serve: /v1/completions {self.id}: the client left after {sent} events "
-                f"({made} tokens of at most {self.request.max_tokens}); generation stopped",
+                f"serve: /v1/completions {self.id}: the client left; {made} events made "
+                f"({tokens} tokens of at most {self.request.max_tokens}); generation stopped",
                 file=sys.stderr,
             )
             raise
