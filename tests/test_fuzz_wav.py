@@ -11,12 +11,12 @@ from __future__ import annotations
 import io
 import re
 import struct
-import sys
 import wave
 from typing import Any
 
 import numpy as np
 import pytest
+from conftest import app_module
 from fuzzing import BYTE_OPS, FUZZ, ROOT, Ops, edit_chunks, mutate, ran, time_limit
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -24,16 +24,9 @@ from hypothesis import strategies as st
 pytestmark = pytest.mark.fuzz
 
 SPEECH_WAV = ROOT / "apps" / "vad" / "samples" / "speech.wav"
-# The app's reader, imported the way its own tests do (the app directory on sys.path).
-sys.path.insert(0, str(ROOT / "apps" / "vad"))
-try:
-    import wav  # noqa: E402  (stdlib only; app.py itself needs componentize-py's runtime)
-
-    WAV_SKIP = "" if hasattr(wav, "decode_wav") else "apps/vad/wav.py has no decode_wav(data, path)"
-except ImportError as exc:  # pragma: no cover - depends on the app's layout
-    wav = None  # type: ignore[assignment]
-    WAV_SKIP = f"the VAD app's WAV reader cannot be imported natively ({exc})"
-needs_wav = pytest.mark.skipif(bool(WAV_SKIP), reason=WAV_SKIP or "n/a")
+# The app's reader (stdlib only; app.py itself needs componentize-py's runtime). A
+# rename or a missing module fails every test here: it is not a reason to skip.
+wav = app_module("vad", "wav")
 
 
 def wav_file(channels: int, width: int, rate: int, frames: bytes) -> bytes:
@@ -70,7 +63,6 @@ WAV_FORMATS = st.one_of(
 )
 
 
-@needs_wav
 @FUZZ
 @given(WAV_FORMATS, st.integers(0, 300), st.data())
 def test_wav_generated_files_decode_exactly(
@@ -168,7 +160,6 @@ def mutate_wav(data: bytes, ops: Ops) -> bytes:
     return b"RIFF" + struct.pack("<I", len(body) if riff_size is None else riff_size) + body
 
 
-@needs_wav
 @FUZZ
 @given(st.integers(0, 99), st.lists(WAV_OPS, max_size=5), st.lists(BYTE_OPS, max_size=3))
 def test_wav_reader_survives_mutations(seed: int, ops: Ops, then: Ops) -> None:
@@ -176,7 +167,6 @@ def test_wav_reader_survives_mutations(seed: int, ops: Ops, then: Ops) -> None:
     ran("decoded" if read_audio(data) is not None else "refused")
 
 
-@needs_wav
 @FUZZ
 @example(seed=0, ops=[("insert", 1, b"LIST", b"abcd"), ("size", 1, 1000)])
 @given(seed=st.integers(0, 99), ops=st.lists(WAV_OPS, max_size=5))

@@ -87,7 +87,10 @@ def test_timed_stages_add_up() -> None:
     timed = rapidocr_timed(DATA / "receipt.png", "openvino")
     assert found_lines(["CORNER CAFE", "Espresso"], [line["text"] for line in timed["lines"]][:4])
     assert all(timed[stage] > 0 for stage in STAGES), timed
-    assert sum(timed[stage] for stage in STAGES) == pytest.approx(timed["total"])
+    # "post" is the rest of the call by construction, so the stages always add up;
+    # what can fail is the clocked spans overlapping or outlasting the call.
+    clocked = sum(timed[stage] for stage in STAGES if stage != "post")
+    assert 0 < clocked < timed["total"], timed
 
 
 def test_native_models_upgraded_to_opset_18_compute_what_rapidocrs_do() -> None:
