@@ -221,12 +221,14 @@ write_plugins_xml() {
 }
 
 # The tests speak test audio with espeak-ng and resample it with sox, put
-# nginx in front of two `wasmtime serve` and load them with hey (Debian
-# packages). Installed when missing and possible; otherwise say what to do.
+# nginx in front of two `wasmtime serve` and load them with hey, and render OCR
+# pages with the DejaVu fonts (Debian packages). Installed when missing and
+# possible; otherwise say what to do.
 test_tools() {
   command -v espeak-ng >/dev/null 2>&1 && command -v sox >/dev/null 2>&1 &&
-    PATH="$PATH:/usr/sbin" command -v nginx >/dev/null 2>&1 && command -v hey >/dev/null 2>&1 && return 0
-  apt_install "the tests" espeak-ng sox nginx hey
+    PATH="$PATH:/usr/sbin" command -v nginx >/dev/null 2>&1 && command -v hey >/dev/null 2>&1 &&
+    [ -f /usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf ] && return 0
+  apt_install "the tests" espeak-ng sox nginx hey fonts-dejavu-core
 }
 
 # ---------------------------------------------------------------- build

@@ -165,9 +165,7 @@ def render_page(seed: int) -> np.ndarray:
 @pytest.fixture(scope="module")
 def detector_maps(rapid: Rapid) -> list[tuple[np.ndarray, int, int]]:
     """(probability map, source height, source width) for 8 rendered pages."""
-    pytest.importorskip("PIL")
-    if not FONTS.exists():
-        pytest.skip("the DejaVu fonts (Debian's fonts-dejavu-core) are not installed")
+    assert FONTS.exists(), "no DejaVu fonts: ./build.sh test installs fonts-dejavu-core"
     session = ort.InferenceSession(str(DET_MODEL), providers=["CPUExecutionProvider"])
     name = session.get_inputs()[0].name
     maps = []
@@ -423,8 +421,7 @@ def full_page() -> np.ndarray:
 def test_full_page_speed(rapid: Rapid, record_property: RecordProperty) -> None:
     """Records our time and rapidocr's post-processing time (CPU time, best of
     5) for a full page; asserts only a loose bound, as the machine is shared."""
-    if not FONTS.exists():
-        pytest.skip("the DejaVu fonts are not installed")
+    assert FONTS.exists(), "no DejaVu fonts: ./build.sh test installs fonts-dejavu-core"
     session = ort.InferenceSession(str(DET_MODEL), providers=["CPUExecutionProvider"])
     page = full_page()
     src_h, src_w = page.shape[:2]
