@@ -97,15 +97,18 @@ def test_only_pre_or_only_post(ov_host: Any, tmp_path: Path, kind: str) -> None:
     with Model.load(path, preprocess=preprocess) as pre_only:
         assert [s.name for s in pre_only.outputs] == ["probs"]
         probs = np.array(pre_only.run({"image": feed})["probs"].tolist(), np.float32)
+    # The preprocessing done in numpy, fed to the model without any fusion: the
+    # fused pre step must give the same probabilities (a pre step that dropped
+    # the division by STD, say, would change them, if not their argmax).
+    x = ((IMAGE.astype(np.float32) / 255 - MEAN) / STD).transpose(2, 0, 1)[None]
+    x_tensor = Tensor(x.astype(np.float32).tobytes(), shape=x.shape, dtype="f32")
+    with Model.load(path) as plain:
+        want = np.array(plain.run({"x": x_tensor})["probs"].tolist(), np.float32)
+    np.testing.assert_allclose(probs, want, rtol=1e-5, atol=1e-6)
     with Model.load(path, postprocess=postprocess) as post_only:
         assert [s.name for s in post_only.inputs] == ["x"]
-        x = (
-            ((IMAGE.astype(np.float32) / 255 - MEAN) / STD)
-            .transpose(2, 0, 1)[None]
-            .astype(np.float32)
-        )
-        best = post_only.run({"x": Tensor(x.tobytes(), shape=x.shape, dtype="f32")})["best"]
-    assert best.tolist() == [[int(probs.argmax())]]
+        best = post_only.run({"x": x_tensor})["best"]
+    assert best.tolist() == [[int(want.argmax())]]
 
 
 def test_an_older_opset_is_refused_with_the_operators_that_differ(
