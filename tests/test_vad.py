@@ -165,8 +165,12 @@ def test_human_output_lists_segments(built: Built, speech: Speech) -> None:
     path, _ = speech
     done = run_component(built["vad"], path.name, cwd=path.parent)
     assert done.code == 0, done.stderr
-    lines = done.stdout.splitlines()
-    assert lines and all(line.startswith("speech ") for line in lines)
+    # The same segments as --json gives (held to silero's above), in seconds.
+    as_json = run_component(built["vad"], path.name, "--json", cwd=path.parent)
+    segments = as_json.lines[0]["segments"]
+    assert len(segments) >= len(PHRASES)
+    want = [f"speech {start / RATE:7.3f}s - {end / RATE:7.3f}s" for start, end in segments]
+    assert done.stdout.splitlines() == want
 
 
 @pytest.mark.parametrize("kind", ["rate", "stereo", "truncated", "not wav", "missing"])
