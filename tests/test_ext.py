@@ -127,8 +127,9 @@ def _kernel_cases() -> list[dict[str, Any]]:
                 raw = rng.choice(pool, n).astype(NP[dtype]).tobytes()
             else:
                 values = rng.choice(np.array(floats), n)
-                if n > 20:
-                    values[rng.random(n) < 0.9] = rng.normal(0, 3, n)[rng.random(n) < 0.9][0]
+                if n > 20:  # mostly distinct values, the special ones among them
+                    common = rng.random(n) < 0.9
+                    values[common] = rng.normal(0, 3, int(common.sum()))
                 if dtype == "bf16":
                     raw = _kernels.bf16_from_f32(values.astype(np.float32).tobytes())
                 else:
