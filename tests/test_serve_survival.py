@@ -155,6 +155,7 @@ def test_deploy_times_out_slow_clients() -> None:
     limit = deploy.CLIENT_TIMEOUT_S
     assert limit - 1 <= body_s <= limit * 2 + 5, body_s
     assert limit - 1 <= headers_s <= limit * 2 + 5, headers_s
-    # nginx answers a stalled body 408 and closes a stalled header without an answer.
-    assert body_answer == b"" or body_answer.startswith(b"HTTP/1.1 408"), body_answer[:200]
-    assert headers_answer == b"" or headers_answer.startswith(b"HTTP/1.1 408"), headers_answer
+    # nginx closes both connections without an answer: for a request that timed
+    # out it writes no 408, whatever error_page says (measured: an empty answer).
+    assert body_answer == b"", body_answer[:200]
+    assert headers_answer == b"", headers_answer[:200]
