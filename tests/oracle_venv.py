@@ -58,6 +58,10 @@ def ensure(name: str, requirements: Path, check: str, *, from_source: str | None
     steps[check] = [str(python), "-I", "-c", check]
     for what, step in steps.items():
         done = subprocess.run(step, capture_output=True, text=True)
+        if done.returncode and what.startswith("pip install"):
+            # Once more: a registry's hiccup (pyopenjtalk's sdist once failed its
+            # metadata step and installed on the next try) is not a missing oracle.
+            done = subprocess.run(step, capture_output=True, text=True)
         if done.returncode:
             shutil.rmtree(venv, ignore_errors=True)
             raise Unavailable(

@@ -55,7 +55,7 @@ def oracle() -> Any:
     try:
         pyopenjtalk_oracle.ensure_venv()
     except oracle_venv.Unavailable as exc:
-        pytest.skip(f"the pyopenjtalk 0.4.1 venv (build/venv-pyopenjtalk) cannot be made: {exc}")
+        pytest.fail(f"the pyopenjtalk 0.4.1 venv (build/venv-pyopenjtalk) cannot be made: {exc}")
     return pyopenjtalk_oracle
 
 
