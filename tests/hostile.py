@@ -66,7 +66,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, TypeVar
 
@@ -2100,7 +2100,7 @@ seeded mutations of PNG and JPEG seeds, other formats, PGM/PPM headers, random b
 
 def markdown(report: Report, command: str) -> str:
     took = ", ".join(f"{s} {t:.0f} s" for s, t in report.seconds.items())
-    when = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    when = datetime.now(UTC).strftime("%Y-%m-%d")
     return f"""# Hostile input: what every surface does with it
 
 `{command}` (tests/hostile.py, seed {SEED}), {when}; {took}.

@@ -38,7 +38,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from PIL import Image, ImageDraw
@@ -570,7 +570,7 @@ def problems(costs: Sequence[Cost]) -> list[str]:
 
 def markdown(search: Search, command: str, seconds: float) -> str:
     costs = search.costs
-    when = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    when = datetime.now(UTC).strftime("%Y-%m-%d")
     return f"""# Hostile input: the most one request can cost
 
 `{command}` (tests/hostile_cost.py), {when}; {len(costs)} requests in {seconds:.0f} s against
@@ -628,7 +628,7 @@ def main(argv: list[str]) -> int:
         out.write_text(markdown(search, command, time.monotonic() - started))
         print(f"hostile_cost: wrote {out}")
     if out == RESULTS:
-        when = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+        when = datetime.now(UTC).strftime("%Y-%m-%d")
         quoted = f"From `{command}`, {when} (bench/results/hostile_cost.md):\n\n{table(costs)}"
         for doc in DOCS:
             replace_between_markers(doc, "hostile-cost", quoted)

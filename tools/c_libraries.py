@@ -54,12 +54,11 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import tomllib
 import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import tomllib
 
 TOOLS = Path(__file__).resolve().parent
 CATALOGUE = TOOLS / "c_libraries.toml"

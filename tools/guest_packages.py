@@ -60,6 +60,7 @@ import sys
 import tarfile
 import tempfile
 import time
+import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,7 +70,6 @@ import build_ext
 import build_stamp
 import c_libraries
 import sjlj_splice
-import tomllib
 import wasm_binary
 
 TOOLS = Path(__file__).resolve().parent

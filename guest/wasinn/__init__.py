@@ -10,9 +10,10 @@ generates and gives them the shape Python ML developers know::
         out = model.run({"image": Tensor(pixels, shape=(1, 1, 8, 8))})
         print(out["probs"].topk(3))                        # real output names
 
-It is Python and stdlib-only, plus one small C extension module,
-``wasinn._kernels`` (``ext/_kernels.c``: argmax, topk, bf16), which
-``./build.sh setup`` compiles for the guest and for the native CPython. Inside
+It is Python on the stdlib plus its own C extension modules (``ext/``:
+``_kernels`` for argmax, topk and bf16, ``_pixels``, and the PNG, JPEG and
+WebP codecs), which ``./build.sh setup`` compiles for the guest and for the
+native CPython. It never needs numpy and works with it when an app has it. Inside
 a component it talks to the host through its own bindings
 (``wasinn/_bindings``, built from ``wasinn/wit``); in plain CPython it imports
 fine but cannot reach a host.

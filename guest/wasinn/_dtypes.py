@@ -1,4 +1,4 @@
-"""Element types and their pure-Python codecs (no numpy inside a component).
+"""Element types and their pure-Python codecs (wasinn never needs numpy).
 
 Tensor bytes are little-endian, row-major, as wasi-nn defines them; so are
 wasm32 and the x86/ARM hosts the native tests run on, so ``array`` items are
