@@ -5,7 +5,7 @@ A request is a JSON object; every field but ``prompt`` is optional:
 
     {"prompt": "The capital of France is", "max_tokens": 16, "temperature": 0.8,
      "top_p": 0.95, "top_k": 40, "repetition_penalty": 1.0, "seed": 7,
-     "stop": ["\\n"], "stream": false, "stream_options": {"include_usage": true},
+     "stop": ["\\n"], "stream": true, "stream_options": {"include_usage": true},
      "model": "gemma-3-270m", "n": 1, "user": "..."}
 
 The defaults are OpenAI's for ``max_tokens`` (16) and the generate app's
@@ -49,8 +49,8 @@ from sampling import MAX_TOP_K, Sampling
 #: What the answers call the model (the base model; the served variant is the
 #: generate app's "fast" one: int8 weights, f16 KV cache).
 MODEL_ID = "gemma-3-270m"
-#: The most tokens one request may ask for: ~10 s of the host's time at the
-#: fast variant's ~50 tokens/s (docs/serving.md, "Budgets").
+#: The most tokens one request may ask for: 512 cost the worker ~15 s of CPU,
+#: ~8 s of wall clock (tests/hostile_cost.py; docs/serving.md, "Budgets").
 MAX_COMPLETION_TOKENS = 512
 #: The longest prompt, in tokens. The cost search (tests/hostile_cost.py) found
 #: 2,048 prompt tokens plus 512 new ones costing ~34 s of CPU: too close to the
