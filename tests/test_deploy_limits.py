@@ -98,7 +98,8 @@ def test_workers_run_unprivileged_and_see_only_what_their_routes_read(service: S
         else:
             assert uid == 0 and f"nobody cannot read {blocked}" in service.stderr()
     mapped = sorted(argv[i + 1].split("::")[1] for i, a in enumerate(argv) if a == "--dir")
-    assert mapped == ["/apps/digits/model", "/models/minilm", "/models/ocr",
+    assert mapped == ["/apps/digits/model", "/models/gemma3/gemma3-fast",
+                      "/models/gemma3/tokenizer", "/models/minilm", "/models/ocr",
                       "/models/openjtalk", "/models/speak"]  # fmt: skip
     assert argv[argv.index("--max-concurrent-requests") + 1] == "2"
 
