@@ -40,8 +40,11 @@ OCR_IMAGES = ["receipt.png", "paragraph_q90_444.jpg", "line_upside_down.png"]
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[Server]:
-    """One server in reuse mode for the whole module (models stay loaded)."""
-    with Server(reuse=100_000) as s:
+    """One server in reuse mode for the whole module (models stay loaded). Idle
+    instances are kept for an hour: with wasmtime's 1 s default a loaded machine
+    dropped them between requests, and /health kept meeting new instances that
+    had loaded nothing (a fresh-clone run failed so)."""
+    with Server(reuse=100_000, flags="--idle-instance-timeout 3600s") as s:
         yield s
     assert "panicked" not in s.stderr() and "wasm trap" not in s.stderr(), s.stderr()[-3000:]
 
