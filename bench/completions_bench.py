@@ -578,14 +578,7 @@ def answered(server: dict[str, Any]) -> list[dict[str, Any]]:
 
 def write(data: dict[str, Any], out_dir: Path) -> None:
     """``out_dir/completions.{json,md}``, dated, the figures first."""
-    data["date"] = time.strftime("%Y-%m-%d")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "completions.json").write_text(json.dumps(data, indent=1))
-    head = ["# wasinn benchmark: completions", "",
-            f"{'Quick run (not for quoting)' if data['quick'] else 'Full run'} on "
-            f"{data['date']}."]  # fmt: skip
-    (out_dir / "completions.md").write_text("\n".join(head + report(data)) + "\n")
-    print(f"bench: wrote {out_dir / 'completions.md'}", file=sys.stderr)
+    generate_bench.write_named("completions", data, out_dir, report)
 
 
 def main() -> None:

@@ -510,14 +510,22 @@ def report(data: dict[str, Any]) -> list[str]:
 
 def write(data: dict[str, Any], out_dir: Path) -> None:
     """``out_dir/generate.{md,json}``, dated."""
+    write_named("generate", data, out_dir, report)
+
+
+def write_named(
+    name: str, data: dict[str, Any], out_dir: Path, report: Callable[[dict[str, Any]], list[str]]
+) -> None:
+    """``out_dir/NAME.json`` (the figures, first) and ``NAME.md`` (``report``'s
+    lines under a dated heading); also for bench/completions_bench.py."""
     data["date"] = time.strftime("%Y-%m-%d")
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "generate.json").write_text(json.dumps(data, indent=1))
-    head = ["# wasinn benchmark: generate", "",
+    (out_dir / f"{name}.json").write_text(json.dumps(data, indent=1))
+    head = [f"# wasinn benchmark: {name}", "",
             f"{'Quick run (not for quoting)' if data['quick'] else 'Full run'} on "
             f"{data['date']}."]  # fmt: skip
-    (out_dir / "generate.md").write_text("\n".join(head + report(data)) + "\n")
-    print(f"bench: wrote {out_dir / 'generate.md'}", file=sys.stderr)
+    (out_dir / f"{name}.md").write_text("\n".join(head + report(data)) + "\n")
+    print(f"bench: wrote {out_dir / f'{name}.md'}", file=sys.stderr)
 
 
 def run(quick: bool, out_dir: Path) -> dict[str, Any]:

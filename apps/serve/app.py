@@ -310,12 +310,12 @@ def answer_completions(body: bytes) -> dict[str, object] | Stream:
     try:
         request = completions.parse(jsonbody.parse(body))
         # Counting the prompt's tokens needs the tokenizer, which comes with the model.
-        ids = completions.prompt_ids(_generator(), request)
+        generator = _generator()
+        ids = completions.prompt_ids(generator, request)
     except jsonbody.BadJSON as e:
         raise HttpError(400, str(e)) from None
     except completions.BadRequest as e:
         raise HttpError(e.status, str(e)) from None
-    generator = GENERATOR.get()
     completion = completions.Completion(generator, request, ids)
     if request.stream:
         # nginx (`./build.sh deploy`) would hold small events until its buffer
