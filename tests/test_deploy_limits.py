@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from conftest import ROOT
-from serve_host import Server, hey, nginx_binary, request
+from serve_host import ONE_CLIENT_UNLIMITED, Server, hey, nginx_binary, request
 
 sys.path.insert(0, str(ROOT / "tools"))
 import deploy  # noqa: E402
@@ -84,6 +84,22 @@ def test_a_client_over_its_rate_gets_json_429s(service: Server) -> None:
             break
     assert status == 429 and headers["content-type"] == "application/json", (status, doc)
     assert "at most 50 a second (bursts of 100)" in doc["error"], doc
+
+
+def test_bodies_over_an_endpoints_limit_get_413_and_leave_the_workers_in_service() -> None:
+    """A worker that answered 413 with a big body unread reset the connection: nginx,
+    still sending, answered 503 and took the worker out of service for everyone
+    (the hostile suite's json/nest-objects-1000000 found it)."""
+    body = b"[" * 6_000_000  # /textclass takes 1 MiB; nginx passes up to 17
+    headers = {"content-type": JSON}
+    with Server(reuse=1000, workers=2, options=ONE_CLIENT_UNLIMITED) as s:
+        with ThreadPoolExecutor(4) as pool:
+            answers = list(
+                pool.map(lambda _: request(s.port, "POST", "/textclass", body, headers), range(20))
+            )
+        assert [a[0] for a in answers] == [413] * 20, [a[:2] for a in answers if a[0] != 413]
+        assert "the limit is 1048576" in answers[0][1]["error"]
+        assert request(s.port, "GET", "/health")[0] == 200
 
 
 def test_workers_run_unprivileged_and_see_only_what_their_routes_read(service: Server) -> None:

@@ -137,7 +137,7 @@ def test_nginx_conf_bounds_clients_and_workers(tmp_path: Path) -> None:
     conf = deploy.nginx_conf(tmp_path / "s", tmp_path / "t", 8080, [9001, 9002], limits)
     assert "server_tokens off;" in conf and "proxy_ignore_client_abort on;" in conf
     assert "rate=7r/s" in conf and "burst=3 nodelay" in conf
-    assert conf.count("max_conns=5;") == 2
+    assert conf.count("max_conns=5 max_fails=0;") == 2
     assert "set_real_ip_from 10.0.0.0/8;" in conf and "real_ip_header X-Forwarded-For;" in conf
     assert "set_real_ip_from" not in deploy.nginx_conf(tmp_path, tmp_path, 1, [2])
     no_burst = deploy.nginx_conf(tmp_path, tmp_path, 1, [2], deploy.Limits(rate=1, burst=0))

@@ -206,8 +206,12 @@ def nginx_conf(
         "max_body": MAX_BODY, "max_body_mib": MAX_BODY_MIB, "per_client": CONNECTIONS_PER_CLIENT,
         "rate": limits.rate, "burst": limits.burst, "queue": limits.queue,
     }  # fmt: skip
+    # max_fails=0: nginx never takes a worker out of service for failing a request.
+    # By default one failure would take it out for 10 s, so a client could disable
+    # every worker with one failing request each; a dead worker refuses connections
+    # at once and the next worker gets the request anyway (proxy_next_upstream).
     servers = "\n".join(
-        f"        server 127.0.0.1:{p} max_conns={limits.queue};" for p in backends
+        f"        server 127.0.0.1:{p} max_conns={limits.queue} max_fails=0;" for p in backends
     )
     real_ip = "".join(f"    set_real_ip_from {cidr};\n" for cidr in limits.trusted_proxies)
     if real_ip:

@@ -65,7 +65,8 @@ from wit_world.imports import streams, types
 from wasinn import Model, TooLargeError, image, start_instance
 
 # A request body larger than this is refused with 413 as soon as the Content-Length
-# header or the bytes read so far exceed it; the rest of it is never read.
+# header or the bytes read so far exceed it; the rest of it is read and dropped
+# (up to DRAIN_MAX_BYTES), never kept.
 MAX_BODY_BYTES = 1 << 20
 # Photos and scans for /ocr.
 MAX_IMAGE_BYTES = 16 << 20
@@ -86,6 +87,14 @@ MAX_OCR_COLUMNS = 200_000
 # those tokens need (the tokenizer stops there), so this bounds a request's time.
 MAX_TEXTCLASS_ITEMS = 64
 READ_CHUNK = 64 << 10
+# How much of a refused body is still read (and dropped) before the 413 goes out.
+# Answering with the body unread makes the connection's close a reset, and a
+# sender still writing it (a proxy, curl) sees the reset instead of the 413:
+# nginx counted that as the worker failing and, after two such requests, took
+# every worker out of service for seconds. nginx passes on at most 17 MiB
+# (tools/deploy.py's MAX_BODY), read here in ~10 ms; a larger body, possible
+# only without nginx, is not worth reading.
+DRAIN_MAX_BYTES = 32 << 20
 # wasi:io's blocking-write-and-flush takes at most 4096 bytes per call.
 WRITE_CHUNK = 4096
 # The longest /speak text, in characters: about a minute and a half of speech,
@@ -372,28 +381,48 @@ def _header(request: types.IncomingRequest, name: str) -> str | None:
 
 def read_body(request: types.IncomingRequest, limit: int) -> bytes:
     """The request body, read in chunks so that a body over ``limit`` is refused
-    (413) after at most ``limit`` bytes, whatever Content-Length claims."""
+    (413) with at most ``limit`` bytes of it kept, whatever Content-Length claims."""
     length = _header(request, "content-length")
-    if length is not None:
-        if not length.isdigit():
-            raise HttpError(400, f"bad Content-Length {length!r}")
-        if int(length) > limit:
-            raise HttpError(413, f"the body is {length} bytes; the limit is {limit}")
+    if length is not None and not length.isdigit():
+        raise HttpError(400, f"bad Content-Length {length!r}")
+    declared = int(length) if length is not None else None
     parts: list[bytes] = []
     size = 0
     with request.consume() as body, body.stream() as stream:
-        while True:
-            try:
-                chunk = stream.blocking_read(READ_CHUNK)
-            except Err as e:
-                if isinstance(e.value, streams.StreamError_Closed):
-                    break
-                raise HttpError(400, "the request body could not be read") from None
+        if declared is not None and declared > limit:
+            if declared <= DRAIN_MAX_BYTES:
+                _drain(stream, DRAIN_MAX_BYTES)
+            raise HttpError(413, f"the body is {declared} bytes; the limit is {limit}")
+        while (chunk := _read_chunk(stream)) is not None:
             size += len(chunk)
             if size > limit:
+                _drain(stream, DRAIN_MAX_BYTES - size)
                 raise HttpError(413, f"the body is over the limit of {limit} bytes")
             parts.append(chunk)
     return b"".join(parts)
+
+
+def _read_chunk(stream: streams.InputStream) -> bytes | None:
+    """The body's next bytes, or None at its end."""
+    try:
+        return stream.blocking_read(READ_CHUNK)
+    except Err as e:
+        if isinstance(e.value, streams.StreamError_Closed):
+            return None
+        raise HttpError(400, "the request body could not be read") from None
+
+
+def _drain(stream: streams.InputStream, budget: int) -> None:
+    """Read and drop the rest of a refused body, at most ``budget`` bytes of it
+    (why: DRAIN_MAX_BYTES); a body that fails to arrive is left as it is."""
+    while budget > 0:
+        try:
+            chunk = _read_chunk(stream)
+        except HttpError:
+            return
+        if chunk is None:
+            return
+        budget -= len(chunk)
 
 
 def dispatch(request: types.IncomingRequest) -> dict[str, object] | Stream:
