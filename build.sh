@@ -31,7 +31,8 @@ usage: ./build.sh [COMMAND] [ARGS]
 
   demo                 set up, build and run the sample apps: digits (every sample image and
                        the held-out accuracy), vad (speech in a WAV file), textclass (labels),
-                       ocr (the text of a receipt image)
+                       ocr (the text of a receipt image), speak (Japanese speech into
+                       build/demo_speech.wav), generate (Gemma 3 continuing a sentence)
   test [PYTEST_ARGS]   set up, lint (ruff, mypy --strict), then run all tests
   lint                 ruff check . and mypy --strict on guest/wasinn, tools/ and each app in apps/
   build [APP_DIR ...]  build apps (default: every folder in apps/) into build/NAME.wasm

@@ -55,3 +55,26 @@ def test_every_link_and_named_path_exists(page: Path) -> None:
             if not (ROOT / path).exists():
                 missing.append(f"path {path}")
     assert not missing, missing
+
+
+def test_the_layout_names_every_tool_and_page() -> None:
+    """README's Layout section lists what is in tools/ and docs/ (a new file is named there)."""
+    readme = (ROOT / "README.md").read_text()
+    layout = readme[readme.index("## Layout") :]
+    entries = [p for p in (ROOT / "tools").iterdir() if p.name != "__pycache__"]
+    entries += list((ROOT / "docs").iterdir())
+    unnamed = [
+        f"{p.parent.name}/{p.name}" for p in entries if p.name.removesuffix(".toml") not in layout
+    ]
+    assert not unnamed, f"README.md's Layout does not name {unnamed}"
+
+
+def test_builds_demo_usage_names_every_app_the_demo_runs() -> None:
+    script = (ROOT / "build.sh").read_text()
+    demo = script[script.index("\ndemo() {") : script.index("\n}\n", script.index("\ndemo() {"))]
+    ran = set(re.findall(r'run_app "\$ROOT/apps/([a-z]+)"', demo))
+    listed = subprocess.run(
+        [str(ROOT / "build.sh"), "help"], capture_output=True, text=True, check=True
+    ).stdout
+    usage = listed[listed.index("  demo ") : listed.index("  test ")]
+    assert len(ran) >= 5 and all(f"{app} (" in usage for app in ran), (sorted(ran), usage)
