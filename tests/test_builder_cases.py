@@ -10,13 +10,20 @@ from typing import Any
 import pytest
 import test_builder_elementwise
 import test_builder_nn
+import test_builder_recurrent
 import test_builder_reduce
 import test_builder_shape
 from builder_app import builder_cases
 from builder_check import Reference, check_in_component, check_native, run_component
 from conftest import run_component as run_app
 
-FAMILIES = (test_builder_elementwise, test_builder_shape, test_builder_reduce, test_builder_nn)
+FAMILIES = (
+    test_builder_elementwise,
+    test_builder_shape,
+    test_builder_reduce,
+    test_builder_nn,
+    test_builder_recurrent,
+)
 REFERENCE: dict[str, Reference] = {k: v for f in FAMILIES for k, v in f.REFERENCE.items()}
 CASES = list(builder_cases.CASES)
 

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from wasinn import GraphBuilder
-from wasinn._graph import elementwise, network, pooling, reduce, shape
+from wasinn._graph import elementwise, network, pooling, recurrent, reduce, shape
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "builder.md"
 FAMILIES = [
@@ -21,6 +21,7 @@ FAMILIES = [
     ("Reductions", reduce, reduce.ReductionFamily),
     ("Networks", network, network.NetworkFamily),
     ("Pooling and resampling", pooling, pooling.PoolingFamily),
+    ("Recurrent networks", recurrent, recurrent.RecurrentFamily),
 ]
 CORE = ("input", "constant", "build", "to_onnx")
 # WebNN's spelling where it is not plain camelCase of wasinn's name.
@@ -40,12 +41,7 @@ where
 """.split()
 # Operations wasinn adds that WebNN does not have.
 OWN = ("grid_sample",)
-LEFT_OUT = {
-    "gru": "recurrent layers are models in their own right: export them from a framework",
-    "gruCell": "as gru",
-    "lstm": "as gru",
-    "lstmCell": "as gru",
-}
+LEFT_OUT: dict[str, str] = {}
 
 
 def webnn_name(name: str) -> str:
@@ -82,8 +78,15 @@ def render_doc() -> str:
         "  what it can and checks the rest when the host runs the graph.",
         "- Outputs cannot be scalars (the host cannot pass rank-0 tensors): keep dimensions or",
         "  reshape to `[1]`.",
+        "- WebNN's 4-bit types (`int4`, `uint4`) are refused: they need ONNX opset 21, and the",
+        "  builder writes opset 18 (OpenVINO itself runs them).",
+        "- Python ints given for integer operands (`clamp` bounds, `pad` values, constants,",
+        "  numbers in arithmetic) are written exactly, as WebNN's `MLNumber` (`2**63 - 1` stays",
+        "  itself for `i64`); a value outside the operand's type is refused, where WebNN would",
+        "  saturate it.",
         "- The host (OpenVINO's CPU plugin) computes `i64` in 32 bits and holds `u32`/`u64` as",
         "  `i32`: integer values past 2**31 come out wrong, although onnxruntime gets them right.",
+        "  It also compares and clamps `i32` in `f32`, so bounds past 2**24 are rounded there.",
         "- The graph is written as ONNX opset 18 and loaded like any ONNX model; an identical",
         "  graph built again in one component reuses the loaded model.",
         "- Operands take Python's operators: `+ - * /`, unary `-` and `abs()`; `< <= > >=` give",
@@ -111,8 +114,9 @@ def render_doc() -> str:
         for name in operations(cls):
             webnn = "— (wasinn's own)" if name in OWN else f"`{webnn_name(name)}`"
             lines.append(f"| `{name}` | {webnn} | {summary(getattr(cls, name))} |")
-    lines += ["", "## Left out", "", "| WebNN | why |", "|---|---|"]
-    lines += [f"| `{op}` | {why} |" for op, why in LEFT_OUT.items()]
+    if LEFT_OUT:
+        lines += ["", "## Left out", "", "| WebNN | why |", "|---|---|"]
+        lines += [f"| `{op}` | {why} |" for op, why in LEFT_OUT.items()]
     return "\n".join(lines) + "\n"
 
 

@@ -103,16 +103,18 @@ REFERENCE: dict[str, Reference] = {
         "where": np.abs(x),
         "where_n": np.where(k > 4, np.float32(1), x),
     },
+    "clamp_exact_integers": lambda q, k: {
+        "i64_edges": q,
+        "i64_high": np.maximum(q, -1),
+        "i32_edges": k,
+        "i32_whole_float": np.clip(k, -2, 3),
+    },
     "nan_and_infinity": lambda x: {
         "nan": np.array([1, 0, 0, 0, 0, 0], np.uint8),
         "inf": np.array([0, 1, 1, 0, 0, 0], np.uint8),
     },
 }
 CASES = list(cases_elementwise.CASES)
-
-
-
-
 
 
 MISUSE = {
@@ -138,11 +140,32 @@ MISUSE = {
     ),
     "out of range": (
         lambda b, x, k: b.clamp(b.cast(x, "u8"), min_value=-1),
-        "clamp: -1 is out of the range of u8",
+        "clamp: min_value -1 is out of the range of u8 (0 to 255)",
+    ),
+    "i64 bound out of range": (
+        lambda b, x, k: b.clamp(b.cast(k, "i64"), max_value=2**63),
+        "clamp: max_value 9223372036854775808 is out of the range of i64 "
+        "(-9223372036854775808 to 9223372036854775807)",
+    ),
+    "u64 bound below zero": (
+        lambda b, x, k: b.clamp(b.cast(k, "u64"), min_value=-1),
+        "clamp: min_value -1 is out of the range of u64 (0 to 18446744073709551615)",
+    ),
+    "fractional integer bound": (
+        lambda b, x, k: b.clamp(k, min_value=0.5),
+        "clamp: min_value must be a whole number for the i32 input, not 0.5",
     ),
     "min above max": (
         lambda b, x, k: b.clamp(x, min_value=2, max_value=1),
         "clamp: min_value 2.0 is greater than max_value 1.0",
+    ),
+    "four-bit cast": (
+        lambda b, x, k: b.cast(x, "int4"),
+        "cast: int4 is not supported: the builder writes ONNX opset 18, which has no 4-bit types",
+    ),
+    "four-bit constant": (
+        lambda b, x, k: b.constant([1, 2], dtype="uint4"),
+        "constant: uint4 is not supported",
     ),
     "unknown dtype": (
         lambda b, x, k: b.cast(x, "complex64"),
@@ -174,6 +197,27 @@ def test_misuse_is_refused_when_the_operation_is_added(name: str) -> None:
     with pytest.raises(error) as info:
         make(b, x, k)
     assert message in str(info.value)
+
+
+def test_integer_numbers_stay_exact() -> None:
+    """WebNN's MLNumber: a bound, fill value or operand of an integer type is
+    written as that type's bytes from the Python int, never through a float."""
+    import onnx
+    from onnx import numpy_helper
+
+    b = GraphBuilder()
+    q = b.input("q", shape=[2], dtype="i64")
+    u = b.cast(q, "u64")
+    outputs = {
+        "clamped": b.clamp(q, min_value=-(2**63) + 1, max_value=2**63 - 2),
+        "padded": b.pad(q, [1], [0], value=2**62 + 1),
+        "added": q + (2**53 + 1),
+        "unsigned": b.cast(b.clamp(u, max_value=2**64 - 1), "i64"),
+        "filled": b.constant([2**63 - 1], dtype="int64"),
+    }
+    graph = onnx.load_from_string(b.to_onnx(outputs)).graph
+    values = {int(v) for t in graph.initializer for v in numpy_helper.to_array(t).ravel()}
+    assert {-(2**63) + 1, 2**63 - 2, 2**62 + 1, 2**53 + 1, 2**64 - 1, 2**63 - 1} <= values
 
 
 def test_operands_have_no_truth_value() -> None:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import cases_elementwise
 import cases_nn
+import cases_recurrent
 import cases_reduce
 import cases_shape
 
@@ -24,7 +25,7 @@ CASES: dict[str, Case] = {}
 #: Cases onnxruntime cannot run (it lacks kernels for some dtypes): checked
 #: against numpy alone, natively through OpenVINO and in the component.
 OV_ONLY: set[str] = set()
-for module in (cases_elementwise, cases_shape, cases_reduce, cases_nn):
+for module in (cases_elementwise, cases_shape, cases_reduce, cases_nn, cases_recurrent):
     OV_ONLY.update(getattr(module, "OV_ONLY", ()))
     for name, case in module.CASES.items():
         if name in CASES:

@@ -150,6 +150,19 @@ def clamp_cast_where(b: GraphBuilder) -> dict[str, Operand]:
 
 
 @case
+def clamp_exact_integers(b: GraphBuilder) -> dict[str, Operand]:
+    """Integer bounds stay exact: 2**63 - 1 is no float (as WebNN's MLNumber)."""
+    q = b.input("q", shape=[3, 4], dtype="i64")
+    k = b.input("k", shape=[3, 4], dtype="i32")
+    return {
+        "i64_edges": b.clamp(q, min_value=-(2**63), max_value=2**63 - 1),
+        "i64_high": b.clamp(q, min_value=-1, max_value=2**63 - 1),
+        "i32_edges": b.clamp(k, min_value=-(2**31), max_value=2**31 - 1),
+        "i32_whole_float": b.clamp(k, min_value=-2.0, max_value=3),
+    }
+
+
+@case
 def nan_and_infinity(b: GraphBuilder) -> dict[str, Operand]:
     x = b.input("x", shape=[6], dtype="f32")
     specials = b.constant([float("nan"), float("inf"), -float("inf"), 0.0, 1.0, 2.0], dtype="f32")

@@ -52,12 +52,23 @@ INT_RANGES = {
 _MAX_RANK = 8
 
 
+#: WebNN's 4-bit types, which the builder refuses (see ``dtype_name``).
+_FOUR_BIT = {"int4": "int4", "uint4": "uint4", "i4": "int4", "u4": "uint4"}
+
+
 def dtype_name(value: Any, what: str) -> str:
     """wasinn's name for a dtype given as wasinn's (``"f32"``) or WebNN's (``"float32"``)."""
     if isinstance(value, str):
         name = _WEBNN_NAMES.get(value, value)
         if name in DTYPES:
             return name
+        if value in _FOUR_BIT:
+            # OpenVINO reads ONNX INT4/UINT4 (opset 21, IR version 10), but the
+            # builder writes opset 18 and IR version 8, which have no 4-bit types.
+            raise ValidationError(
+                f"{what}: {_FOUR_BIT[value]} is not supported: the builder writes ONNX opset 18, "
+                "which has no 4-bit types (they need opset 21); use int8 or uint8"
+            )
     raise ValidationError(
         f"{what}: unknown data type {value!r}; use one of {', '.join(DTYPES)} "
         f"(or WebNN's names: {', '.join(_WEBNN_NAMES)})"

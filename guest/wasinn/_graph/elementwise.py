@@ -13,7 +13,7 @@ from typing import Any
 
 from .._errors import ValidationError
 from .._formats.onnx_write import ONNX_TYPES
-from .core import DTYPES, FLOAT_DTYPES, BuilderCore, Operand, dtype_name
+from .core import DTYPES, FLOAT_DTYPES, INT_DTYPES, INT_RANGES, BuilderCore, Operand, dtype_name
 
 _SIGNED = FLOAT_DTYPES | {"i8", "i32", "i64"}
 _BOOL = "bool"
@@ -215,6 +215,24 @@ class ElementwiseFamily(BuilderCore):
             raise ValidationError(f"{op}: {name} must be a number, not {value!r}")
         return float(value)
 
+    def _bound_option(self, op: str, name: str, value: Any, dtype: str) -> int | float:
+        """A number for an operand of ``dtype`` (WebNN's MLNumber): a Python int
+        stays exact for an integer dtype (i64 and u64 hold more than a float
+        does) and must lie in its range; floats take any number but NaN."""
+        if dtype not in INT_DTYPES:
+            return self._float_option(op, name, value)
+        whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+        if isinstance(value, bool) or not whole:
+            raise ValidationError(
+                f"{op}: {name} must be a whole number for the {dtype} input, not {value!r}"
+            )
+        low, high = INT_RANGES[dtype]
+        if not low <= int(value) <= high:
+            raise ValidationError(
+                f"{op}: {name} {int(value)} is out of the range of {dtype} ({low} to {high})"
+            )
+        return int(value)
+
     def elu(self, x: Operand, *, alpha: float = 1.0) -> Operand:
         """``x`` where positive, else ``alpha * (e ** x - 1)``."""
         x = self._own("elu", x)
@@ -281,11 +299,17 @@ class ElementwiseFamily(BuilderCore):
     ) -> Operand:
         """``x`` limited to ``[min_value, max_value]`` (either may be left out).
 
+        For an integer ``x`` the bounds are whole numbers within its data
+        type's range, and Python ints are kept exact (an i64 bound of
+        ``2**63 - 1`` does not pass through a float).
+
         >>> pixels = b.clamp(x, min_value=0, max_value=255)
         """
         x = self._own("clamp", x)
-        low = None if min_value is None else self._float_option("clamp", "min_value", min_value)
-        high = None if max_value is None else self._float_option("clamp", "max_value", max_value)
+        low, high = (
+            None if v is None else self._bound_option("clamp", name, v, x.dtype)
+            for name, v in (("min_value", min_value), ("max_value", max_value))
+        )
         if low is not None and high is not None and low > high:
             raise ValidationError(f"clamp: min_value {low} is greater than max_value {high}")
         bounds = [None if v is None else self._scalar(v, x.dtype, "clamp") for v in (low, high)]

@@ -84,15 +84,6 @@ class NetworkFamily(NetworkBase):
 
     # ------------------------------------------------------------ small lowerings
 
-    def _nn_unsqueeze(self, x: Operand, axes: Sequence[int]) -> Operand:
-        """``x`` with dimensions of 1 inserted at ``axes`` (positions in the result)."""
-        if not axes:
-            return x
-        dims = iter(x.shape)
-        rank = x.rank + len(axes)
-        shape = tuple(1 if i in axes else next(dims) for i in range(rank))
-        return self._emit("Unsqueeze", [x, self._ints(list(axes))], shape=shape, dtype=x.dtype)
-
     def _nn_mean(self, x: Operand, axes: Sequence[int]) -> Operand:
         shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
         return self._emit(

@@ -11,12 +11,18 @@ from __future__ import annotations
 from .elementwise import ElementwiseFamily
 from .network import NetworkFamily
 from .pooling import PoolingFamily
+from .recurrent import RecurrentFamily
 from .reduce import ReductionFamily
 from .shape import ShapeFamily
 
 
 class GraphOperations(
-    ElementwiseFamily, ShapeFamily, ReductionFamily, NetworkFamily, PoolingFamily
+    ElementwiseFamily,
+    ShapeFamily,
+    ReductionFamily,
+    NetworkFamily,
+    PoolingFamily,
+    RecurrentFamily,
 ):
     """Every GraphBuilder operation; ``docs/builder.md`` lists them.
 

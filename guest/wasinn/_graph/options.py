@@ -1,9 +1,10 @@
-"""What the network and pooling families share: checks of the input operand
-and of list and choice options, the layout transposes, constants filled with
-one value, and the sliding-window size.
+"""What the network, pooling and recurrent families share: checks of the
+input operand and of list and choice options, the layout transposes, new
+dimensions of 1, constants filled with one value, and the sliding-window size.
 
-``NetworkFamily`` (``network``) and ``PoolingFamily`` (``pooling``) both derive
-from ``NetworkBase``; it adds no operation of its own.
+``NetworkFamily`` (``network``), ``PoolingFamily`` (``pooling``) and
+``RecurrentFamily`` (``recurrent``) derive from ``NetworkBase``; it adds no
+operation of its own.
 """
 
 from __future__ import annotations
@@ -77,6 +78,15 @@ class NetworkBase(BuilderCore):
             return x
         shape = tuple(x.shape[p] for p in perm)
         return self._emit("Transpose", [x], {"perm": list(perm)}, shape=shape, dtype=x.dtype)
+
+    def _nn_unsqueeze(self, x: Operand, axes: Sequence[int]) -> Operand:
+        """``x`` with dimensions of 1 inserted at ``axes`` (positions in the result)."""
+        if not axes:
+            return x
+        dims = iter(x.shape)
+        rank = x.rank + len(axes)
+        shape = tuple(1 if i in axes else next(dims) for i in range(rank))
+        return self._emit("Unsqueeze", [x, self._ints(list(axes))], shape=shape, dtype=x.dtype)
 
     def _nn_filled(self, value: float, dtype: str, shape: Sequence[int]) -> Operand:
         """A constant of ``shape`` with every element ``value`` (default scale and bias)."""
