@@ -77,6 +77,9 @@ usage: ./build.sh [COMMAND] [ARGS]
   conformance numpy [--sample] [--site DIR]
                        numpy's own test suite in a component and natively, per module side
                        by side; writes docs/numpy.md (tools/numpy_conformance.py)
+  conformance webnn [--sample]
+                       WebNN's web-platform-tests cases (2,060) built with GraphBuilder, natively
+                       and in a component; writes docs/webnn-conformance.md (tests/webnn_wpt.py)
   bindings             regenerate the typed stubs in guest/wasinn/_bindings from its WIT
   help                 this text
 
@@ -678,11 +681,15 @@ demo() {
 # The onnx package's node test cases through wasinn in one component and
 # natively through OpenVINO f32; the full run writes docs/conformance.md.
 # `conformance numpy`: numpy's own tests, guest vs native (docs/numpy.md).
+# `conformance webnn`: WebNN's WPT cases through GraphBuilder (docs/webnn-conformance.md).
 conformance() {
   cd "$ROOT"
   if [ "${1:-}" = numpy ]; then
     shift
     "$VENV/bin/python" tools/numpy_conformance.py "$@"
+  elif [ "${1:-}" = webnn ]; then
+    shift
+    "$VENV/bin/python" tests/webnn_wpt.py "$@"
   else
     "$VENV/bin/python" tests/conformance.py "$@"
   fi
