@@ -1074,7 +1074,8 @@ def run_alone(name: str, quick: bool, out: Path) -> None:
     if name in QUOTED_ELSEWHERE:
         return
     if not quick and out.resolve() == (ROOT / "bench" / "results").resolve():
-        update_readme_block("\n".join(section(result)))
+        alone = measured_on(m, f"`./build.sh bench --only {name}`")
+        update_readme_block("\n".join([*section(result), "", alone]))
 
 
 def update_readme_block(block: str) -> None:
@@ -1090,15 +1091,23 @@ def update_readme_block(block: str) -> None:
     body, tail = rest.split(end, 1)
     block = block.strip().replace("## ", "#### ", 1)
     heading = block.split("\n", 1)[0]
-    blocks = ["#### " + b.strip() for b in body.split("#### ")[1:]]
+    preface, *sections = body.split("#### ")
+    blocks = ["#### " + b.strip() for b in sections]
     same = [i for i, b in enumerate(blocks) if b.split("\n", 1)[0] == heading]
     if same:
         blocks[same[0]] = block
     else:
         builder = [i for i, b in enumerate(blocks) if b.startswith("#### GraphBuilder")]
         blocks.insert(builder[-1] + 1 if builder else len(blocks) - 1, block)
-    readme.write_text(f"{head}{start}\n" + "\n\n".join(blocks) + f"\n{end}{tail}")
+    first = [preface.strip()] if preface.strip() else []
+    readme.write_text(f"{head}{start}\n" + "\n\n".join(first + blocks) + f"\n{end}{tail}")
     print("bench: updated the table in README.md", file=sys.stderr)
+
+
+def measured_on(m: dict[str, str], how: str) -> str:
+    """The README's line saying when, where and how its tables were measured."""
+    return (f"Measured by {how} on {m['date']}: {m['cpu']}, {m['cores']} cores; "
+            f"OpenVINO {m['openvino']}, inference precision {m['precision']}.")  # fmt: skip
 
 
 def update_readme(data: dict[str, Any]) -> None:
@@ -1113,6 +1122,7 @@ def update_readme(data: dict[str, Any]) -> None:
             table[table.index("## Targets") :].strip()]
     keep[1:1] = builder_blocks(table)
     body = "\n\n".join(block.replace("## ", "#### ", 1) for block in keep)
+    body = f"{measured_on(data['machine'], 'a full `./build.sh bench`')}\n\n{body}"
     head, rest = text.split(start, 1)
     readme.write_text(f"{head}{start}\n{body}\n{end}{rest.split(end, 1)[1]}")
     print("bench: updated the tables in README.md", file=sys.stderr)
