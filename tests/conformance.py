@@ -26,12 +26,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import queue
 import re
-import subprocess
 import sys
-import threading
 import time
 import warnings
 from collections import Counter
@@ -39,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import component_cases
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -306,102 +303,26 @@ def run_guest(cases: list[Case], work: Path = WORK, root: Path = ROOT) -> Run:
     by_name = {c.name: c for c in cases}
     run = Run()
     start = time.perf_counter()
-    build = [str(root / "build.sh"), "build", str(root / "tests" / "conformance_app")]
-    subprocess.run(build, check=True, capture_output=True)
-    first = 0
-    while first < len(cases):
-        first = _guest_pass(root, path, first, cases, by_name, run, work)
-    run.seconds = time.perf_counter() - start
-    return run
 
-
-def _guest_pass(
-    root: Path,
-    path: Path,
-    first: int,
-    cases: list[Case],
-    by_name: dict[str, Case],
-    run: Run,
-    work: Path,
-) -> int:
-    """Run the component from case ``first``; return where the next pass starts."""
-    app = root / "tests" / "conformance_app"
-    proc = subprocess.Popen(
-        [str(root / "build.sh"), "run", str(app), path.name, str(first)],
-        cwd=work,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # a hung component is stopped with its whole group
-    )
-    lines: queue.Queue[str | None] = queue.Queue()
-    errors: list[str] = []
-
-    def pump_stdout(stream: Any) -> None:
-        for line in stream:
-            lines.put(line)
-        lines.put(None)  # the end, so that a component that exits is not taken for hung
-
-    def pump_stderr(stream: Any) -> None:
-        for line in stream:
-            errors.append(line)
-
-    assert proc.stdout is not None and proc.stderr is not None
-    readers = [
-        threading.Thread(target=pump_stdout, args=(proc.stdout,), daemon=True),
-        threading.Thread(target=pump_stderr, args=(proc.stderr,), daemon=True),
-    ]
-    for reader in readers:
-        reader.start()
-    current: tuple[int, str] | None = None
-    started = False
-    while True:
-        try:
-            line = lines.get(timeout=CASE_TIMEOUT if started else START_TIMEOUT)
-        except queue.Empty:
-            try:
-                os.killpg(proc.pid, 9)
-            except ProcessLookupError:
-                pass
-            proc.wait()
-            if not started:
-                raise RuntimeError(
-                    "the conformance component did not start: " + "".join(errors)
-                ) from None
-            index, name = current if current is not None else (first, cases[first].name)
-            run.outcomes[name] = Outcome("hang", f"no answer within {CASE_TIMEOUT:.0f} s")
-            return index + 1
-        if line is None:
-            break
-        if not line.startswith("{"):
-            continue
-        msg = json.loads(line)
-        started = True
-        if "start" in msg:
-            current = (msg["index"], msg["start"])
-            continue
+    def answered(msg: dict[str, Any]) -> None:
         case = by_name[msg["case"]]
-        current = None
         if "error" in msg:
             kind = "bug" if msg.get("bug") else "run"
             run.outcomes[case.name] = Outcome(kind, msg["message"], msg["error"])
-            continue
+            return
         got = [
             _from_bytes((case.directory / o["file"]).read_bytes(), o["dtype"], o["shape"])
             for o in msg["outputs"]
         ]
         run.outcomes[case.name] = compare(case, got)
-    code = proc.wait()
-    for reader in readers:
-        reader.join()
-    if current is not None:
-        # The component ended in the middle of a case: a trap or a crash.
-        tail = " ".join("".join(errors).split())[-300:]
-        run.outcomes[current[1]] = Outcome("trap", f"exit {code}: {tail}")
-        return current[0] + 1
-    if code != 0:
-        raise RuntimeError(f"the conformance component failed (exit {code}): {''.join(errors)}")
-    return len(cases)
+
+    def lost(index: int, kind: str, detail: str) -> None:
+        run.outcomes[cases[index].name] = Outcome(kind, detail)
+
+    app = root / "tests" / "conformance_app"
+    component_cases.run(app, path, len(cases), answered, lost, CASE_TIMEOUT, START_TIMEOUT, root)
+    run.seconds = time.perf_counter() - start
+    return run
 
 
 # ---------------------------------------------------------------- report

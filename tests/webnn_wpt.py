@@ -30,17 +30,14 @@ import argparse
 import hashlib
 import json
 import math
-import os
-import queue
-import subprocess
 import sys
-import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import component_cases
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -376,84 +373,19 @@ def run_component(cases: list[Case], work: Path = WORK) -> Run:
     work.mkdir(parents=True, exist_ok=True)
     path = work / "cases.json"
     path.write_text(json.dumps([c.data for c in cases]))
+    by_name = {c.name: c for c in cases}
     run = Run()
     start = time.perf_counter()
-    done = subprocess.run([str(ROOT / "build.sh"), "build", str(APP)], capture_output=True)
-    if done.returncode:
-        raise RuntimeError(f"building {APP} failed:\n{done.stdout!r}\n{done.stderr!r}")
-    first = 0
-    while first < len(cases):
-        first = _component_pass(path, first, cases, run)
+
+    def answered(msg: dict[str, Any]) -> None:
+        run.outcomes[msg["case"]] = _component_outcome(by_name[msg["case"]], msg)
+
+    def lost(index: int, kind: str, detail: str) -> None:
+        run.outcomes[cases[index].name] = Outcome("error", f"{kind}: {detail}")
+
+    component_cases.run(APP, path, len(cases), answered, lost, CASE_TIMEOUT, START_TIMEOUT)
     run.seconds = time.perf_counter() - start
     return run
-
-
-def _component_pass(path: Path, first: int, cases: list[Case], run: Run) -> int:
-    """Run the component from case ``first``; return where the next pass starts."""
-    proc = subprocess.Popen(
-        [str(ROOT / "build.sh"), "run", str(APP), path.name, str(first)],
-        cwd=path.parent,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # a hung component is stopped with its whole group
-    )
-    lines: queue.Queue[str | None] = queue.Queue()
-    errors: list[str] = []
-
-    def pump_stdout(stream: Any) -> None:
-        for line in stream:
-            lines.put(line)
-        lines.put(None)  # the end, so that an exit is not taken for a hang
-
-    def pump_stderr(stream: Any) -> None:
-        for line in stream:
-            errors.append(line)
-
-    assert proc.stdout is not None and proc.stderr is not None
-    readers = [
-        threading.Thread(target=pump_stdout, args=(proc.stdout,), daemon=True),
-        threading.Thread(target=pump_stderr, args=(proc.stderr,), daemon=True),
-    ]
-    for reader in readers:
-        reader.start()
-    current: int | None = None
-    started = False
-    while True:
-        try:
-            line = lines.get(timeout=CASE_TIMEOUT if started else START_TIMEOUT)
-        except queue.Empty:
-            os.killpg(proc.pid, 9)
-            proc.wait()
-            if not started:
-                raise RuntimeError("the component did not start: " + "".join(errors)) from None
-            index = current if current is not None else first
-            run.outcomes[cases[index].name] = Outcome(
-                "error", f"hang: no answer within {CASE_TIMEOUT:.0f} s"
-            )
-            return index + 1
-        if line is None:
-            break
-        if not line.startswith("{"):
-            continue
-        started = True
-        msg = json.loads(line)
-        if "start" in msg:
-            current = msg["index"]
-            continue
-        case = next(c for c in cases if c.name == msg["case"])
-        current = None
-        run.outcomes[case.name] = _component_outcome(case, msg)
-    code = proc.wait()
-    for reader in readers:
-        reader.join()
-    if current is not None:  # it ended in the middle of a case: a trap or a crash
-        tail = " ".join("".join(errors).split())[-300:]
-        run.outcomes[cases[current].name] = Outcome("error", f"trap: exit {code}: {tail}")
-        return current + 1
-    if code != 0:
-        raise RuntimeError(f"the component failed (exit {code}): {''.join(errors)}")
-    return len(cases)
 
 
 def _component_outcome(case: Case, msg: dict[str, Any]) -> Outcome:
