@@ -96,6 +96,7 @@ INPUT_MISUSE = {
         "input 'x' cannot be u32: the host feeds graph inputs",
     ),
     "unknown type": (("x", [2], "float128"), "unknown data type 'float128'"),
+    "four-bit type": (("x", [2], "int4"), "input 'x' cannot be int4: the host feeds graph inputs"),
 }
 
 
@@ -121,6 +122,8 @@ def test_outputs_must_cross_the_boundary() -> None:
         b.to_onnx({"x": x + 1.0})
     with pytest.raises(ValidationError, match="output 'y' is u32, which wasi-nn cannot carry"):
         b.to_onnx({"y": b.cast(x, "uint32")})
+    with pytest.raises(ValidationError, match="output 'q' is uint4, which wasi-nn cannot carry"):
+        b.to_onnx({"q": b.cast(x, "uint4")})
     scalar = b.constant(1.0)
     with pytest.raises(ValidationError, match="output 's' is a scalar"):
         b.to_onnx({"s": scalar})
@@ -128,6 +131,42 @@ def test_outputs_must_cross_the_boundary() -> None:
         b.to_onnx({})
     with pytest.raises(ValidationError, match="must be an Operand of this builder, not float"):
         b.to_onnx({"y": 1.0})  # type: ignore[dict-item]
+
+
+def test_four_bit_graphs_are_written_at_opset_21() -> None:
+    """A graph holding int4 or uint4 is ONNX opset 21 and IR version 10, its
+    constants packed two values a byte (low nibble first); GridSample takes
+    the mode names opset 20 gave it. Other graphs stay at opset 18, IR 8."""
+    from onnx import numpy_helper
+
+    b = GraphBuilder()
+    x = b.input("x", shape=[1, 1, 2, 2], dtype="f32")
+    grid = b.constant([[[[0.0, 0.0]]]])
+    sampled = b.grid_sample(x, grid, mode="linear")
+    plain = onnx.load_from_string(b.to_onnx({"s": sampled}))
+    assert (plain.ir_version, plain.opset_import[0].version) == (8, 18)
+    assert plain.graph.node[0].attribute[0].s == b"bilinear"
+    q = b.constant([-8, 7, 1], dtype="int4")
+    model = onnx.load_from_string(b.to_onnx({"s": sampled, "q": b.cast(q, "int32")}))
+    assert (model.ir_version, model.opset_import[0].version) == (10, 21)
+    modes = [a.s for n in model.graph.node for a in n.attribute if a.name == "mode"]
+    assert modes == [b"linear"]
+    (packed,) = [t for t in model.graph.initializer if t.data_type == onnx.TensorProto.INT4]
+    assert packed.raw_data == bytes([0x78, 0x01])
+    assert numpy_helper.to_array(packed).tolist() == [-8, 7, 1]
+    onnx.checker.check_model(model, full_check=True)
+
+
+def test_four_bit_values_are_not_fused_into_a_model() -> None:
+    from wasinn._graph.core import lower
+
+    b = GraphBuilder()
+    x = b.input("x", shape=[4], dtype="f32")
+    y = b.dequantize_linear(b.constant([1, 2, 3, 4], dtype="uint4"), b.constant([0.5]),
+                            b.constant([0], dtype="uint4")) + x  # fmt: skip
+    assert lower(b, {"y": y}).four_bit
+    with pytest.raises(ValidationError, match="processing fused into a model cannot hold 4-bit"):
+        lower(b, {"y": y}, feeds={})
 
 
 def test_identical_constants_are_stored_once() -> None:

@@ -19,6 +19,32 @@ def _f(a: np.ndarray) -> np.ndarray:
     return a.astype(np.float32)
 
 
+def _clamp_host_limits(
+    k: np.ndarray, q: np.ndarray, h: np.ndarray, x: np.ndarray
+) -> dict[str, np.ndarray]:
+    near = k + np.array(cases_elementwise.NEAR_LIMITS, np.int32)
+    qnear = q + np.array(cases_elementwise.NEAR_LIMITS, np.int64)
+    h_special = np.array(cases_elementwise.SPECIALS, np.float16)
+    x_special = np.array(cases_elementwise.SPECIALS, np.float32)
+    # np.clip keeps NaN, as WebNN's clamp does.
+    return {
+        "i32_both": np.clip(near, -(2**31) + 3, 2**31 - 3),
+        "i32_low": np.maximum(near, 2**31 - 4).astype(np.int32),
+        "i32_high": np.minimum(near, -(2**31) + 2).astype(np.int32),
+        "i32_f32_exact": np.clip(near, -(2**24) + 2, 2**24 - 2),
+        "i32_near_2_24": np.clip(near, -3, 2**24 + 3),
+        "i64_both": np.clip(qnear, -(2**31) + 3, 2**31 - 3),
+        "i64_low": np.maximum(qnear, 2**31 - 4),
+        "i32_relu": np.maximum(near, 0),
+        "i64_relu": np.maximum(qnear, 0),
+        "f16_low": np.maximum(h_special, np.float16(-2)),
+        "f16_high": np.minimum(h_special, np.float16(3)),
+        "f16_both": np.clip(h_special, np.float16(-1), np.float16(0.5)),
+        "f32_low": np.maximum(x_special, np.float32(-2)),
+        "f32_both": np.clip(x_special, np.float32(-1), np.float32(0.5)),
+    }
+
+
 REFERENCE: dict[str, Reference] = {
     "binary_f32_broadcast": lambda x, y: {
         "add": x + y,
@@ -109,6 +135,7 @@ REFERENCE: dict[str, Reference] = {
         "i32_edges": k,
         "i32_whole_float": np.clip(k, -2, 3),
     },
+    "clamp_host_limits": lambda k, q, h, x: _clamp_host_limits(k, q, h, x),
     "nan_and_infinity": lambda x: {
         "nan": np.array([1, 0, 0, 0, 0, 0], np.uint8),
         "inf": np.array([0, 1, 1, 0, 0, 0], np.uint8),
@@ -147,9 +174,29 @@ MISUSE = {
         "clamp: max_value 9223372036854775808 is out of the range of i64 "
         "(-9223372036854775808 to 9223372036854775807)",
     ),
-    "u64 bound below zero": (
-        lambda b, x, k: b.clamp(b.cast(k, "u64"), min_value=-1),
-        "clamp: min_value -1 is out of the range of u64 (0 to 18446744073709551615)",
+    "u8 bound below zero": (
+        lambda b, x, k: b.clamp(b.cast(k, "u8"), min_value=-1, max_value=3),
+        "clamp: min_value -1 is out of the range of u8 (0 to 255)",
+    ),
+    "clamp u32": (
+        lambda b, x, k: b.clamp(b.cast(k, "u32"), min_value=1),
+        "clamp: the input is u32, which this host cannot compute exactly (onnxruntime has no "
+        "kernel for it and OpenVINO's CPU plugin holds it in 32-bit signed integers); cast it "
+        "to i32 or i64 first",
+    ),
+    "clamp u64": (
+        lambda b, x, k: b.clamp(b.cast(k, "u64"), max_value=2**40),
+        "clamp: the input is u64, which this host cannot compute exactly",
+    ),
+    "clamp i64 beyond i32": (
+        lambda b, x, k: b.clamp(b.cast(k, "i64"), min_value=-2, max_value=2**31),
+        "clamp: max_value 2147483648 is outside the i32 range (-2147483648 to 2147483647), "
+        "which this host cannot compute exactly for an i64 input (OpenVINO's CPU plugin "
+        "computes i64 in 32 bits)",
+    ),
+    "clamp i64 below i32": (
+        lambda b, x, k: b.clamp(b.cast(k, "i64"), min_value=-(2**31) - 1),
+        "clamp: min_value -2147483649 is outside the i32 range",
     ),
     "fractional integer bound": (
         lambda b, x, k: b.clamp(k, min_value=0.5),
@@ -159,13 +206,19 @@ MISUSE = {
         lambda b, x, k: b.clamp(x, min_value=2, max_value=1),
         "clamp: min_value 2.0 is greater than max_value 1.0",
     ),
-    "four-bit cast": (
-        lambda b, x, k: b.cast(x, "int4"),
-        "cast: int4 is not supported: the builder writes ONNX opset 18, which has no 4-bit types",
+    "four-bit arithmetic": (
+        lambda b, x, k: b.add(b.cast(x, "int4"), b.constant([1, 2, 3], dtype="int4")),
+        "add: the first input is int4, which only cast, reshape, transpose, "
+        "dequantize_linear, quantize_linear take (ONNX has no other operations on 4-bit "
+        "types); cast it to i8 or u8 first",
     ),
-    "four-bit constant": (
-        lambda b, x, k: b.constant([1, 2], dtype="uint4"),
-        "constant: uint4 is not supported",
+    "four-bit relu": (
+        lambda b, x, k: b.relu(b.constant([1, 2], dtype="i4")),
+        "relu: the input is int4, which only cast, reshape, transpose",
+    ),
+    "four-bit constant range": (
+        lambda b, x, k: b.constant([1, 16], dtype="uint4"),
+        "constant: 16 is out of the range of uint4 (0 to 15)",
     ),
     "unknown dtype": (
         lambda b, x, k: b.cast(x, "complex64"),
@@ -209,10 +262,11 @@ def test_integer_numbers_stay_exact() -> None:
     q = b.input("q", shape=[2], dtype="i64")
     u = b.cast(q, "u64")
     outputs = {
-        "clamped": b.clamp(q, min_value=-(2**63) + 1, max_value=2**63 - 2),
+        "raised": b.max(q, -(2**63) + 1),
+        "cut": b.min(q, 2**63 - 2),
         "padded": b.pad(q, [1], [0], value=2**62 + 1),
         "added": q + (2**53 + 1),
-        "unsigned": b.cast(b.clamp(u, max_value=2**64 - 1), "i64"),
+        "unsigned": b.cast(b.min(u, 2**64 - 1), "i64"),
         "filled": b.constant([2**63 - 1], dtype="int64"),
     }
     graph = onnx.load_from_string(b.to_onnx(outputs)).graph

@@ -302,6 +302,10 @@ def _pool_ceil(x: Arr) -> dict[str, Arr]:
     for name in ("avg", "max", "l2"):
         out[f"{name}_ceil"] = pool(x, name, [3, 3], strides=[2, 2], pads=[1, 1, 0, 0], ceil=True)
         out[f"{name}_sizes"] = pool(x, name, [3, 2], strides=[2, 2], ceil=True)
+        for ceil, height in ((False, 4), (True, 5)):
+            out[f"{name}_sizes_padded_{height}"] = pool(
+                x, name, [3, 3], pads=[1, 1, 0, 1], strides=[2, 2], ceil=ceil
+            )
     return out
 
 
@@ -511,10 +515,6 @@ REFERENCE: dict[str, Reference] = {
 CASES = list(cases_nn.CASES)
 
 
-
-
-
-
 # ---------------------------------------------------------------- misuse
 
 
@@ -662,9 +662,9 @@ MISUSE: dict[str, tuple[Misuse, str]] = {
     ),
     "pool sizes and padding": (
         lambda b, o: b.l2_pool2d(
-            o["x"], window_dimensions=[2, 2], padding=[1, 1, 1, 1], output_sizes=[3, 3]
+            o["x"], window_dimensions=[2, 2], padding=[1, 1, 1, 1], output_sizes=[5, 5]
         ),
-        "l2_pool2d: padding [1, 1, 1, 1] cannot be combined with output_sizes",
+        "l2_pool2d: output_sizes [5, 5] is neither [6, 6] (rounded down) nor [6, 6] (rounded",
     ),
     "pool ceil in padding": (
         lambda b, o: b.max_pool2d(
@@ -938,9 +938,7 @@ def test_resample_to_sizes_read_from_another_operand() -> None:
     b = GraphBuilder()
     image = b.input("x", shape=[1, 2, 5, 7], dtype="f32")
     like = b.input("like", shape=[1, 1, None, None], dtype="f32")
-    graph = b.to_onnx(
-        {"y": b.resample2d(image, mode="linear", sizes=[like.size(2), like.size(3)])}
-    )
+    graph = b.to_onnx({"y": b.resample2d(image, mode="linear", sizes=[like.size(2), like.size(3)])})
     for h, w in [(9, 4), (5, 7), (16, 3)]:
         fixed = GraphBuilder()
         resized = fixed.resample2d(

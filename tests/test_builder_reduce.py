@@ -93,6 +93,19 @@ def _quantize(x: np.ndarray, scale: Any, zero: Any, low: int, high: int, dtype: 
     return np.clip(steps, low, high).astype(dtype)
 
 
+def _quantize_i32(x: np.ndarray, scale: Any, zero: Any) -> np.ndarray:
+    """quantize_linear with an i32 zero point: the sum exact and saturated while
+    the quotient is within i32's f32 values, WebNN's f32 sum (saturated) beyond them."""
+    steps = np.rint(x / np.asarray(scale, x.dtype)).astype(np.float32)
+    zero = np.asarray(zero, np.int32)
+    limit = np.float32(2**31 - 128)
+    inside = np.abs(steps) < limit
+    exact = np.clip(np.where(inside, steps, 0).astype(np.int64) + zero, -(2**31), 2**31 - 1)
+    summed = (steps + zero.astype(np.float32)).astype(np.float64)
+    rounded = np.clip(summed, -(2**31), 2**31 - 1)
+    return np.where(inside, exact, rounded.astype(np.int64)).astype(np.int32)
+
+
 def _blocks(a: list[list[float]], reps: tuple[int, int]) -> np.ndarray:
     return np.repeat(np.repeat(np.asarray(a), reps[0], axis=0), reps[1], axis=1)
 
@@ -175,6 +188,33 @@ REFERENCE: dict[str, Reference] = {
         "u8": np.array([0, 2, 2, 0, 0, 0, 255, 0], np.uint8),
         "i8": np.array([0, 2, 2, 0, -2, -2, 127, -128], np.int32),
     },
+    "quantize_i32": lambda x, h: {
+        "i32": _quantize_i32(
+            np.float32(cases_reduce.QUANT_I32_INPUT) + x,
+            cases_reduce.QUANT_I32_SCALE,
+            cases_reduce.QUANT_I32_ZERO,
+        ),
+        "f16": _quantize_i32(h * np.float16(1000), [np.float16(0.5)], [2**31 - 3000]),
+    },
+    "four_bit": lambda x: {
+        "deq_int4": (
+            np.float32(cases_reduce.INT4_VALUES)
+            - _blocks(cases_reduce.INT4_ZERO, (2, 2)).astype(np.float32)
+        )
+        * _blocks([[0.5, 0.25, 2.0]], (2, 2)).astype(np.float32),
+        "deq_uint4": (np.float32(cases_reduce.UINT4_VALUES) - np.float32(3)) * np.float32(0.5),
+        "q_int4": _quantize(
+            x, _blocks([[0.5, 0.25, 2.0]], (2, 2)), _blocks(cases_reduce.INT4_ZERO, (2, 2)), -8, 7,
+            np.int32,
+        ),
+        "q_uint4": _quantize(
+            x, _blocks([[0.5, 0.25, 2.0]], (2, 2)), _blocks(cases_reduce.UINT4_ZERO, (2, 2)), 0,
+            15, np.int32,
+        ),
+        "cast_int4": np.trunc(x * np.float32(3)),
+        "cast_uint4": np.trunc(np.abs(x) * np.float32(7)).astype(np.int32),
+        "moved": np.int32(cases_reduce.INT4_VALUES).reshape(3, 4).T,
+    },
     "dequantize": lambda u, k, s: {
         "u8": (u.astype(np.float32) - np.float32([[1, 2, 3, 4]]))
         * np.float32([[0.1, 0.2, 0.3, 0.4]]),
@@ -192,13 +232,9 @@ REFERENCE: dict[str, Reference] = {
 CASES = list(cases_reduce.CASES)
 
 
-
 def test_the_halves_case_really_has_halves() -> None:
     """quantize_halves checks round-half-to-even only if its constants are exact halves."""
     assert np.all(np.abs(_HALVES[:6] * 2) % 2 == 1)
-
-
-
 
 
 # ------------------------------------------------------------ shapes and lowering
@@ -317,7 +353,7 @@ MISUSE: dict[str, tuple[Callable[[GraphBuilder, Any, Any], Any], str]] = {
     ),
     "arg unknown type": (
         lambda b, x, k: b.arg_min(x, 0, output_data_type="int4"),
-        "arg_min: output_data_type: unknown data type 'int4'",
+        "arg_min: output_data_type must be int32 or int64 (i32, i64), not int4",
     ),
     "arg of a scalar": (
         lambda b, x, k: b.arg_max(b.reduce_sum(x), 0),
@@ -394,8 +430,14 @@ MISUSE: dict[str, tuple[Callable[[GraphBuilder, Any, Any], Any], str]] = {
         "quantize_linear: the scale is f16, the input f32; they must match",
     ),
     "quantize zero type": (
-        lambda b, x, k: b.quantize_linear(x, b.constant([[0.1]]), b.constant([[0]], dtype="i32")),
-        "quantize_linear: the zero_point is i32, but quantize_linear takes i8, u8",
+        lambda b, x, k: b.quantize_linear(x, b.constant([[0.1]]), b.constant([[0]], dtype="f32")),
+        "quantize_linear: the zero_point is f32, but quantize_linear takes i8, u8, i32",
+    ),
+    "quantize u32 zero": (
+        lambda b, x, k: b.quantize_linear(
+            x, b.constant([[0.1]]), b.constant([[0]], dtype="uint32")
+        ),
+        "quantize_linear: the zero_point is u32, which this host cannot compute exactly",
     ),
     "quantize ints": (
         lambda b, x, k: b.quantize_linear(k, b.constant([[0.1]]), b.constant([[0]], dtype="u8")),

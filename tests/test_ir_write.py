@@ -17,7 +17,7 @@ import openvino as ov
 import pytest
 from builder_check import CASES, assert_close, inputs_of, onnx_of, run_openvino
 
-from wasinn import FusionError, GraphBuilder
+from wasinn import FusionError, GraphBuilder, ValidationError
 from wasinn._formats import ir_write
 from wasinn._graph.core import lower
 
@@ -25,6 +25,9 @@ from wasinn._graph.core import lower
 REFUSED: dict[str, str] = {
     "lstm_forward": "LSTM", "lstm_layouts": "LSTM", "lstm_f16": "LSTM", "gru_reset": "GRU",
 }  # fmt: skip
+#: Cases holding 4-bit values, which fusion refuses before any IR is written
+#: (they need ONNX opset 21; the writer has no 4-bit constants).
+FOUR_BIT = ("four_bit",)
 
 
 def ir_of(case: str) -> tuple[bytes, bytes, list[str]]:
@@ -60,6 +63,12 @@ def run_ir(
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_ir_equals_onnx_on_openvino(case: str) -> None:
+    if case in FOUR_BIT:
+        builder = GraphBuilder()
+        outputs = CASES[case](builder)
+        with pytest.raises(ValidationError, match="processing fused into a model cannot hold"):
+            lower(builder, outputs, feeds={})
+        return
     refused = next((op for prefix, op in REFUSED.items() if case.startswith(prefix)), None)
     if refused is not None:
         with pytest.raises(FusionError, match=rf"ONNX {refused}\b"):

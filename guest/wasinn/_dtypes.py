@@ -59,9 +59,7 @@ def canonical(dtype: object) -> str:
         name = str(getattr(dtype, "name", dtype)).lower()
         if name in _ALIASES or name in ITEMSIZE:
             return canonical(name)
-    raise ValidationError(
-        f"unsupported dtype {dtype!r}; wasi-nn carries only {', '.join(DTYPES)}"
-    )
+    raise ValidationError(f"unsupported dtype {dtype!r}; wasi-nn carries only {', '.join(DTYPES)}")
 
 
 def dtype_of_format(fmt: str, itemsize: int) -> str | None:

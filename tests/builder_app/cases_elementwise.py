@@ -162,6 +162,43 @@ def clamp_exact_integers(b: GraphBuilder) -> dict[str, Operand]:
     }
 
 
+#: Values near the ends of i32 and near 2**24 (where f32 stops being exact),
+#: moved by the random input in [-5, 5] so that every one stays in range.
+NEAR_LIMITS = [2**31 - 6, -(2**31) + 5, 2**24 - 1, -(2**24) + 1, 2**24 + 6, 7, -7, 0] * 2
+#: Floats a clamp must keep: NaN, both infinities, f16's largest finite values.
+SPECIALS = [float("nan"), float("inf"), -float("inf"), 65504.0, -65504.0, -2.0, 1.0, 0.0]
+
+
+@case
+def clamp_host_limits(b: GraphBuilder) -> dict[str, Operand]:
+    """Integer clamps and relu near 2**31 and 2**24, where the host's f32
+    comparisons go wrong; NaN and infinities through one- and two-sided clamps."""
+    k = b.input("k", shape=[16], dtype="i32")
+    q = b.input("q", shape=[16], dtype="i64")
+    h = b.input("h", shape=[8], dtype="f16")
+    x = b.input("x", shape=[8], dtype="f32")
+    near = k + b.constant(NEAR_LIMITS, dtype="int32")
+    qnear = q + b.constant(NEAR_LIMITS, dtype="int64")
+    h_special = b.constant(SPECIALS, dtype="float16") + h * 0.0
+    x_special = b.constant(SPECIALS, dtype="float32") + x * 0.0
+    return {
+        "i32_both": b.clamp(near, min_value=-(2**31) + 3, max_value=2**31 - 3),
+        "i32_low": b.clamp(near, min_value=2**31 - 4),
+        "i32_high": b.clamp(near, max_value=-(2**31) + 2),
+        "i32_f32_exact": b.clamp(near, min_value=-(2**24) + 2, max_value=2**24 - 2),
+        "i32_near_2_24": b.clamp(near, min_value=-3, max_value=2**24 + 3),
+        "i64_both": b.clamp(qnear, min_value=-(2**31) + 3, max_value=2**31 - 3),
+        "i64_low": b.clamp(qnear, min_value=2**31 - 4, max_value=2**63 - 1),
+        "i32_relu": b.relu(near),
+        "i64_relu": b.relu(qnear),
+        "f16_low": b.clamp(h_special, min_value=-2),
+        "f16_high": b.clamp(h_special, max_value=3),
+        "f16_both": b.clamp(h_special, min_value=-1, max_value=0.5),
+        "f32_low": b.clamp(x_special, min_value=-2),
+        "f32_both": b.clamp(x_special, min_value=-1, max_value=0.5),
+    }
+
+
 @case
 def nan_and_infinity(b: GraphBuilder) -> dict[str, Operand]:
     x = b.input("x", shape=[6], dtype="f32")

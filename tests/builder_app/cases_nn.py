@@ -225,6 +225,17 @@ def pool_ceil_and_sizes(b: GraphBuilder) -> dict[str, Operand]:
         out[f"{name}_sizes"] = pool(
             x, window_dimensions=[3, 2], strides=[2, 2], output_sizes=[4, 3]
         )
+        # With padding, the sizes (not the rounding, which they override)
+        # pick floor (8x6 -> 4x3) or ceil (-> 5x3); the padding still applies.
+        for rounding, sizes in (("ceil", [4, 3]), ("floor", [5, 3])):
+            out[f"{name}_sizes_padded_{sizes[0]}"] = pool(
+                x,
+                window_dimensions=[3, 3],
+                strides=[2, 2],
+                padding=[1, 1, 0, 1],
+                output_shape_rounding=rounding,
+                output_sizes=sizes,
+            )
     return out
 
 
@@ -337,9 +348,7 @@ def grid_sample_modes(b: GraphBuilder) -> dict[str, Operand]:
     hgrid = b.input("hgrid", shape=[1, 2, 2, 2], dtype="f16")
     return {
         "linear": b.grid_sample(x, grid),
-        "linear_border_corners": b.grid_sample(
-            x, grid, padding_mode="border", align_corners=True
-        ),
+        "linear_border_corners": b.grid_sample(x, grid, padding_mode="border", align_corners=True),
         "cubic_border_corners": b.grid_sample(
             x, grid, mode="cubic", padding_mode="border", align_corners=True
         ),

@@ -273,6 +273,68 @@ def quantize_halves(b: GraphBuilder) -> dict[str, Operand]:
     }  # fmt: skip
 
 
+#: quantize_i32's inputs (before the random x is added), scales and zero
+#: points (scales are powers of two, so that the host dividing by
+#: multiplying with the reciprocal gives the same quotients): quotients above
+#: 2**24 and odd sums, sums that wrap past either end of i32, and
+#: quotients beyond i32 brought back by the zero point.
+QUANT_I32_INPUT = [
+    [7391418.92, -22405.5, 2.0**31 - 256, -(2.0**31) + 256, 3e9, -3e9],
+    [3e9, 2.5, -0.5, 16777217.0, -2.5e9, 100.0],
+]
+QUANT_I32_SCALE = [[0.25, 2.0, 1.0, 1.0, 1.0, 0.5]]
+QUANT_I32_ZERO = [[-2445235, 32345, 1000, -1000, -(2**31) + 5, 2**31 - 1]]
+
+
+@case
+def quantize_i32(b: GraphBuilder) -> dict[str, Operand]:
+    x = b.input("x", shape=[2, 6], dtype="f32")
+    h = b.input("h", shape=[4], dtype="f16")
+    values = b.constant(QUANT_I32_INPUT, dtype="f32") + x
+    scale = b.constant(QUANT_I32_SCALE, dtype="f32")
+    zero = b.constant(QUANT_I32_ZERO, dtype="int32")
+    return {
+        "i32": b.quantize_linear(values, scale, zero),
+        "f16": b.quantize_linear(
+            h * 1000.0, b.constant([0.5], dtype="f16"), b.constant([2**31 - 3000], dtype="int32")
+        ),
+    }
+
+
+#: onnxruntime 1.2x has no opset-21 Reshape or Transpose for 4-bit types.
+OV_ONLY = ["four_bit"]
+#: four_bit's constants: an even and an odd count (the last byte half full),
+#: and both ends of each type.
+INT4_VALUES = [[-8, -1, 0, 3, 7, 5], [1, 2, -3, -4, 6, -7]]
+UINT4_VALUES = [0, 15, 7, 8, 3]
+INT4_ZERO = [[1, -2, 0]]
+UINT4_ZERO = [[8, 0, 15]]
+
+
+@case
+def four_bit(b: GraphBuilder) -> dict[str, Operand]:
+    """int4 and uint4 constants (written at opset 21, nibble-packed), each
+    result cast to a type wasi-nn carries."""
+    x = b.input("x", shape=[2, 6], dtype="f32")
+    q = b.constant(INT4_VALUES, dtype="int4")
+    u = b.constant(UINT4_VALUES, dtype="uint4")
+    zero = b.constant(INT4_ZERO, dtype="int4")
+    scale = b.constant([[0.5, 0.25, 2.0]], dtype="f32")
+    return {
+        "deq_int4": b.dequantize_linear(q, scale, zero),
+        "deq_uint4": b.dequantize_linear(
+            u, b.constant([0.5], dtype="f32"), b.constant([3], dtype="uint4")
+        ),
+        "q_int4": b.cast(b.quantize_linear(x, scale, zero), "int32"),
+        "q_uint4": b.cast(
+            b.quantize_linear(x, scale, b.constant(UINT4_ZERO, dtype="uint4")), "int32"
+        ),
+        "cast_int4": b.cast(b.cast(x * 3.0, "int4"), "float32"),
+        "cast_uint4": b.cast(b.cast(b.abs(x) * 7.0, "uint4"), "int32"),
+        "moved": b.cast(b.transpose(b.reshape(q, [3, 4])), "int32"),
+    }
+
+
 @case
 def dequantize(b: GraphBuilder) -> dict[str, Operand]:
     u = b.input("u", shape=[3, 4], dtype="u8")

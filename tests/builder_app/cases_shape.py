@@ -166,6 +166,9 @@ def gathers(b: GraphBuilder) -> dict[str, Operand]:
         "one": b.gather(x, b.constant(2, dtype="int64"), axis=1),
         "dyn": b.gather(d, k),
         "dyn_fixed": b.gather(d, b.constant([3, -1, 0, -4], dtype="int32"), axis=1),
+        # Constant indices out of range are clamped, as computed ones are.
+        "fixed_out": b.gather(x, b.constant([7, -9, 4, -6], dtype="int32")),
+        "u32_out": b.gather(x, b.constant([9, 1], dtype="uint32"), axis=1),
     }  # fmt: skip
 
 
@@ -179,6 +182,9 @@ def gather_elements_cases(b: GraphBuilder) -> dict[str, Operand]:
     return {
         "axis0": b.gather_elements(x, k), "axis1": b.gather_elements(x, w, axis=1),
         "fixed": b.gather_elements(x, fixed), "dyn": b.gather_elements(d, k),
+        "fixed_out": b.gather_elements(
+            x, b.constant([[3, 9], [-7, 0], [1, -1], [2, -4]], dtype="int32"), axis=1
+        ),
     }  # fmt: skip
 
 
@@ -193,6 +199,7 @@ def gather_nd_cases(b: GraphBuilder) -> dict[str, Operand]:
         "rows": b.gather_nd(x, pairs), "blocks": b.gather_nd(x, singles),
         "points": b.gather_nd(x, triples),
         "fixed": b.gather_nd(x, b.constant([[0, -1], [3, 2]], dtype="int32")),
+        "fixed_out": b.gather_nd(x, b.constant([[9, -9], [3, 6]], dtype="int64")),
         "dyn": b.gather_nd(d, pairs),
     }  # fmt: skip
 

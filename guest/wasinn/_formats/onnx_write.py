@@ -23,13 +23,17 @@ from dataclasses import dataclass, field
 #: ONNX TensorProto.DataType numbers by the builder's dtype names.
 ONNX_TYPES = {
     "f32": 1, "u8": 2, "i8": 3, "i32": 6, "i64": 7, "bool": 9, "f16": 10, "f64": 11,
-    "u32": 12, "u64": 13, "bf16": 16,
+    "u32": 12, "u64": 13, "bf16": 16, "uint4": 21, "int4": 22,
 }  # fmt: skip
+#: Types whose tensors pack two values to a byte, the first in the low nibble.
+_NIBBLE_TYPES = ("int4", "uint4")
 
 #: What an attribute may hold: a number, a string, or a list of numbers.
 AttrValue = int | float | str | bytes | Sequence[int] | Sequence[float]
 
 _IR_VERSION = 8  # ONNX 1.10+: understood by every reader the project uses
+# From this opset on (4-bit types), the IR version that has INT4 and UINT4.
+_OPSET_FOR_IR_10 = 21
 
 
 @dataclass
@@ -56,7 +60,8 @@ class Value:
 
 @dataclass
 class Initializer:
-    """A constant tensor: little-endian ``data`` of ``dtype`` and ``shape``."""
+    """A constant tensor: little-endian ``data`` of ``dtype`` and ``shape``
+    (int4 and uint4: one value to a byte; ``tensor_bytes`` packs them)."""
 
     name: str
     dtype: str
@@ -76,11 +81,13 @@ class Graph:
 
 
 def model_bytes(graph: Graph, *, opset: int, producer: str = "wasinn") -> bytes:
-    """The serialized ONNX ModelProto of ``graph`` with the default-domain ``opset``."""
+    """The serialized ONNX ModelProto of ``graph`` with the default-domain
+    ``opset`` (IR version 8, or 10 from opset 21, which 4-bit types need)."""
     opset_id = _int_field(2, opset)  # OperatorSetIdProto.version; domain "" is the default
+    ir_version = 10 if opset >= _OPSET_FOR_IR_10 else _IR_VERSION
     return b"".join(
         (
-            _int_field(1, _IR_VERSION),
+            _int_field(1, ir_version),
             bytes_field(2, producer.encode()),
             bytes_field(7, _graph(graph)),
             bytes_field(8, opset_id),
@@ -126,16 +133,26 @@ def _attribute(name: str, value: AttrValue) -> bytes:
 
 
 def tensor_bytes(t: Initializer) -> bytes:
-    """A TensorProto holding its data as raw_data."""
+    """A TensorProto holding its data as raw_data (4-bit values packed in pairs)."""
     dims = bytes_field(1, b"".join(_varint(d) for d in t.shape)) if t.shape else b""
+    data = _nibbles(t.data) if t.dtype in _NIBBLE_TYPES else t.data
     return b"".join(
         (
             dims,
             _int_field(2, ONNX_TYPES[t.dtype]),
             bytes_field(8, t.name.encode()),
-            bytes_field(9, t.data),
+            bytes_field(9, data),
         )
     )
+
+
+def _nibbles(values: bytes) -> bytes:
+    """4-bit values held one to a byte, packed two to a byte as ONNX stores
+    INT4 and UINT4: element 2k in the low nibble of byte k, 2k+1 in the high
+    one (an odd count leaves the last high nibble 0)."""
+    low = values[0::2]
+    high = values[1::2] + bytes(len(low) - len(values[1::2]))
+    return bytes((a & 0x0F) | (b & 0x0F) << 4 for a, b in zip(low, high, strict=True))
 
 
 def value_bytes(v: Value, symbol_prefix: str) -> bytes:

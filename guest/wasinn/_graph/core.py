@@ -31,29 +31,50 @@ Shape = tuple[int | None, ...]
 
 #: The ONNX opset the builder writes (OpenVINO 2026 and onnxruntime read it).
 OPSET = 18
+#: The opset of a graph holding 4-bit values: the first with ONNX's INT4 and
+#: UINT4 (OpenVINO reads them there). Other graphs stay at ``OPSET``.
+FOUR_BIT_OPSET = 21
 
 #: Element types an operand can have: wasinn's names, plus the integer types
 #: WebNN has and wasi-nn does not (they may appear inside a graph only).
-DTYPES = ("f32", "f16", "bf16", "f64", "i8", "u8", "i32", "u32", "i64", "u64")
+DTYPES = (
+    "f32", "f16", "bf16", "f64", "i8", "u8", "i32", "u32", "i64", "u64", "int4", "uint4",
+)  # fmt: skip
 FLOAT_DTYPES = frozenset({"f32", "f16", "bf16", "f64"})
-INT_DTYPES = frozenset({"i8", "u8", "i32", "u32", "i64", "u64"})
+INT_DTYPES = frozenset({"i8", "u8", "i32", "u32", "i64", "u64", "int4", "uint4"})
+#: WebNN's 4-bit integers (named as WebNN names them; ``"i4"`` and ``"u4"``
+#: are accepted too): constants only, taken by a few operations
+#: (``FOUR_BIT_OPS``; ONNX has no arithmetic on them).
+FOUR_BIT = frozenset({"int4", "uint4"})
+FOUR_BIT_OPS = ("cast", "reshape", "transpose", "dequantize_linear", "quantize_linear")
 SIGNED_DTYPES = FLOAT_DTYPES | {"i8", "i32", "i64"}
 _WEBNN_NAMES = {
     "float32": "f32", "float16": "f16", "float64": "f64", "bfloat16": "bf16", "int8": "i8",
     "uint8": "u8", "int32": "i32", "uint32": "u32", "int64": "i64", "uint64": "u64",
+    "i4": "int4", "u4": "uint4",
 }  # fmt: skip
-# struct formats for constants of the types wasinn's Tensor does not have.
-_EXTRA_FORMATS = {"i8": "b", "u32": "I", "u64": "Q"}
+# struct formats for constants of the types wasinn's Tensor does not have; a
+# 4-bit value takes a byte until the ONNX writer packs two to a byte.
+_EXTRA_FORMATS = {"i8": "b", "u32": "I", "u64": "Q", "int4": "b", "uint4": "B"}
 #: The range of each integer dtype, lowest and highest value.
 INT_RANGES = {
     "i8": (-(2**7), 2**7 - 1), "u8": (0, 2**8 - 1), "i32": (-(2**31), 2**31 - 1),
     "u32": (0, 2**32 - 1), "i64": (-(2**63), 2**63 - 1), "u64": (0, 2**64 - 1),
+    "int4": (-8, 7), "uint4": (0, 15),
 }  # fmt: skip
 _MAX_RANK = 8
+#: Integer types OpenVINO's CPU plugin holds in 32-bit signed integers, so
+#: that values of 2**31 and more come out wrong; see ``wide_unsigned_error``.
+WIDE_UNSIGNED = frozenset({"u32", "u64"})
 
 
-#: WebNN's 4-bit types, which the builder refuses (see ``dtype_name``).
-_FOUR_BIT = {"int4": "int4", "uint4": "uint4", "i4": "int4", "u4": "uint4"}
+def wide_unsigned_error(op: str, role: str, dtype: str) -> ValidationError:
+    """The refusal of a u32 or u64 operand by an operation the host cannot compute exactly."""
+    return ValidationError(
+        f"{op}: the {role} is {dtype}, which this host cannot compute exactly "
+        "(onnxruntime has no kernel for it and OpenVINO's CPU plugin holds it in 32-bit "
+        "signed integers); cast it to i32 or i64 first"
+    )
 
 
 def dtype_name(value: Any, what: str) -> str:
@@ -62,13 +83,6 @@ def dtype_name(value: Any, what: str) -> str:
         name = _WEBNN_NAMES.get(value, value)
         if name in DTYPES:
             return name
-        if value in _FOUR_BIT:
-            # OpenVINO reads ONNX INT4/UINT4 (opset 21, IR version 10), but the
-            # builder writes opset 18 and IR version 8, which have no 4-bit types.
-            raise ValidationError(
-                f"{what}: {_FOUR_BIT[value]} is not supported: the builder writes ONNX opset 18, "
-                "which has no 4-bit types (they need opset 21); use int8 or uint8"
-            )
     raise ValidationError(
         f"{what}: unknown data type {value!r}; use one of {', '.join(DTYPES)} "
         f"(or WebNN's names: {', '.join(_WEBNN_NAMES)})"
@@ -117,11 +131,37 @@ class Lowered:
         """The graph's outputs, as ``Model.outputs`` describes them."""
         return [TensorSpec(v.name, v.shape, v.dtype) for v in self.outputs]
 
+    @property
+    def four_bit(self) -> bool:
+        """Whether the graph holds 4-bit values (constants, or what nodes make)."""
+        return any(t.dtype in FOUR_BIT for t in self.initializers) or any(
+            self.types[name][1] in FOUR_BIT for _, node in self.steps for name in node.outputs
+        )
+
     def onnx(self) -> bytes:
-        """The graph as an ONNX model (opset ``OPSET``)."""
+        """The graph as an ONNX model: opset ``OPSET``, or ``FOUR_BIT_OPSET``
+        (IR version 10) if it holds 4-bit values."""
         nodes = [node for _, node in self.steps] + self.feeds + self.finals
+        opset = OPSET
+        if self.four_bit:
+            opset = FOUR_BIT_OPSET
+            nodes = [_at_opset_20(node) for node in nodes]
         graph = Graph("wasinn_graph", nodes, self.inputs, self.outputs, self.initializers)
-        return model_bytes(graph, opset=OPSET)
+        return model_bytes(graph, opset=opset)
+
+
+#: GridSample's modes as opset 20 renamed them; nothing else the builder
+#: writes changed meaning from opset 18 to 21 (new types and attributes only).
+_GRID_MODES_20 = {"bilinear": "linear", "bicubic": "cubic"}
+
+
+def _at_opset_20(node: Node) -> Node:
+    """``node`` as opset 20 and later spell it."""
+    mode = node.attrs.get("mode")
+    if node.op_type != "GridSample" or not isinstance(mode, str):
+        return node
+    attrs = {**node.attrs, "mode": _GRID_MODES_20.get(mode, mode)}
+    return Node(node.op_type, node.inputs, node.outputs, attrs)
 
 
 class Size:
@@ -160,6 +200,12 @@ def check_operand(builder: BuilderCore, value: Any, op: str, role: str = "input"
         )
     if value._builder is not builder:
         raise ValidationError(f"{op}: the {role} belongs to another GraphBuilder")
+    # "build" checks its outputs itself: no 4-bit one can leave through wasi-nn.
+    if value.dtype in FOUR_BIT and op not in (*FOUR_BIT_OPS, "build"):
+        raise ValidationError(
+            f"{op}: the {role} is {value.dtype}, which only {', '.join(FOUR_BIT_OPS)} take "
+            "(ONNX has no other operations on 4-bit types); cast it to i8 or u8 first"
+        )
     return value
 
 
@@ -178,7 +224,7 @@ def lower(
     values, finals = builder._finals(outputs) if outputs is not None else ([], [])
     feed_nodes = [Node("Identity", [op._name], [name]) for name, op in (feeds or {}).items()]
     steps, used = builder._needed([n.inputs[0] for n in feed_nodes + finals])
-    return Lowered(
+    lowered = Lowered(
         steps,
         finals,
         feed_nodes,
@@ -187,6 +233,13 @@ def lower(
         [t for name, t in builder._initializers.items() if name in used],
         builder._types,
     )
+    if feeds is not None and lowered.four_bit:
+        raise ValidationError(
+            "processing fused into a model cannot hold 4-bit values (int4, uint4): they need ONNX "
+            f"opset {FOUR_BIT_OPSET}, the model keeps its own opset, and wasinn's OpenVINO IR "
+            "writer has no 4-bit constants; make those constants i8 or u8"
+        )
+    return lowered
 
 
 def node_count(builder: BuilderCore) -> int:

@@ -13,10 +13,23 @@ from typing import Any
 
 from .._errors import ValidationError
 from .._formats.onnx_write import ONNX_TYPES
-from .core import DTYPES, FLOAT_DTYPES, INT_DTYPES, INT_RANGES, BuilderCore, Operand, dtype_name
+from .core import (
+    DTYPES,
+    FLOAT_DTYPES,
+    FOUR_BIT,
+    INT_DTYPES,
+    INT_RANGES,
+    WIDE_UNSIGNED,
+    BuilderCore,
+    Operand,
+    dtype_name,
+    wide_unsigned_error,
+)
 
 _SIGNED = FLOAT_DTYPES | {"i8", "i32", "i64"}
 _BOOL = "bool"
+# Integers up to this magnitude are exact in f32, where the host's Clip compares.
+_F32_EXACT = 2**24
 
 
 class ElementwiseFamily(BuilderCore):
@@ -191,8 +204,20 @@ class ElementwiseFamily(BuilderCore):
     # ------------------------------------------------------------ activations
 
     def relu(self, x: Operand) -> Operand:
-        """``max(x, 0)``."""
-        return self._unary("relu", "Relu", x, _SIGNED)
+        """``max(x, 0)``.
+
+        On i32 and i64 it is ``Where(x > 0, x, 0)``: OpenVINO's CPU plugin
+        computes their ``Relu`` in f32 (``2**31 - 1`` comes out as
+        ``-2**31``), while its comparison with 0 keeps the sign and ``Where``
+        passes the integer through.
+        """
+        x = self._own("relu", x)
+        self._check_dtype("relu", x, _SIGNED)
+        if x.dtype not in ("i32", "i64"):
+            return self._emit("Relu", [x], shape=x.shape, dtype=x.dtype)
+        zero = self._scalar(0, x.dtype, "relu")
+        positive = self._emit("Greater", [x, zero], shape=x.shape, dtype=_BOOL)
+        return self._emit("Where", [positive, x, zero], shape=x.shape, dtype=x.dtype)
 
     def sigmoid(self, x: Operand) -> Operand:
         """``1 / (1 + e ** -x)``."""
@@ -300,20 +325,75 @@ class ElementwiseFamily(BuilderCore):
         """``x`` limited to ``[min_value, max_value]`` (either may be left out).
 
         For an integer ``x`` the bounds are whole numbers within its data
-        type's range, and Python ints are kept exact (an i64 bound of
-        ``2**63 - 1`` does not pass through a float).
+        type's range, and Python ints are kept exact (they never pass through
+        a float). NaN stays NaN and infinities pass a one-sided clamp, as in
+        WebNN: a float clamp is ``Clip``, or ``Max`` or ``Min`` for one bound
+        (``Clip`` would put the type's largest finite value in for the
+        missing one), then ``Where(IsNaN(x), x, ...)``, as OpenVINO's CPU
+        plugin turns NaN into a bound.
+
+        The host's integer limits: u32 and u64 are refused (OpenVINO's CPU
+        plugin holds them in 32-bit signed integers), and so are i64 bounds
+        outside the i32 range (it computes i64 in 32 bits). Its ``Clip`` on
+        i32 and i64 compares in f32, so with a bound of magnitude ``2**24``
+        or more a two-sided clamp is computed as
+        ``Max(x, min) + Min(x, max) - x`` (exact in wrapping integer
+        arithmetic); a one-sided integer clamp is ``Max`` or ``Min``.
 
         >>> pixels = b.clamp(x, min_value=0, max_value=255)
         """
         x = self._own("clamp", x)
+        if x.dtype in WIDE_UNSIGNED:
+            raise wide_unsigned_error("clamp", "input", x.dtype)
         low, high = (
             None if v is None else self._bound_option("clamp", name, v, x.dtype)
             for name, v in (("min_value", min_value), ("max_value", max_value))
         )
         if low is not None and high is not None and low > high:
             raise ValidationError(f"clamp: min_value {low} is greater than max_value {high}")
-        bounds = [None if v is None else self._scalar(v, x.dtype, "clamp") for v in (low, high)]
-        return self._emit("Clip", [x, *bounds], shape=x.shape, dtype=x.dtype)
+        if x.dtype in INT_DTYPES:
+            low, high = self._integer_bounds(x.dtype, low, high)
+        lower = None if low is None else self._scalar(low, x.dtype, "clamp")
+        upper = None if high is None else self._scalar(high, x.dtype, "clamp")
+        if lower is None and upper is None:
+            return self._emit("Identity", [x], shape=x.shape, dtype=x.dtype)
+        if upper is None:
+            y = self._emit("Max", [x, lower], shape=x.shape, dtype=x.dtype)
+        elif lower is None:
+            y = self._emit("Min", [x, upper], shape=x.shape, dtype=x.dtype)
+        elif (
+            x.dtype in INT_DTYPES
+            and max(abs(v) for v in (low, high) if v is not None) >= _F32_EXACT
+        ):
+            raised = self._emit("Max", [x, lower], shape=x.shape, dtype=x.dtype)
+            cut = self._emit("Min", [x, upper], shape=x.shape, dtype=x.dtype)
+            both = self._emit("Add", [raised, cut], shape=x.shape, dtype=x.dtype)
+            return self._emit("Sub", [both, x], shape=x.shape, dtype=x.dtype)
+        else:
+            y = self._emit("Clip", [x, lower, upper], shape=x.shape, dtype=x.dtype)
+        if x.dtype in INT_DTYPES:
+            return y
+        nan = self._emit("IsNaN", [x], shape=x.shape, dtype=_BOOL)
+        return self._emit("Where", [nan, x, y], shape=x.shape, dtype=x.dtype)
+
+    def _integer_bounds(
+        self, dtype: str, low: float | None, high: float | None
+    ) -> tuple[float | None, float | None]:
+        """Integer clamp bounds without those the type's range makes no-ops,
+        checked against the host's 32-bit i64 arithmetic."""
+        smallest, largest = INT_RANGES[dtype]
+        low = None if low == smallest else low
+        high = None if high == largest else high
+        if dtype == "i64":
+            i32_low, i32_high = INT_RANGES["i32"]
+            for name, v in (("min_value", low), ("max_value", high)):
+                if v is not None and not i32_low <= v <= i32_high:
+                    raise ValidationError(
+                        f"clamp: {name} {int(v)} is outside the i32 range ({i32_low} to "
+                        f"{i32_high}), which this host cannot compute exactly for an i64 input "
+                        "(OpenVINO's CPU plugin computes i64 in 32 bits)"
+                    )
+        return low, high
 
     # ------------------------------------------------------------ type and selection
 
@@ -321,10 +401,16 @@ class ElementwiseFamily(BuilderCore):
         """``x`` converted to ``dtype`` (``"f32"``, ``"float32"``, ``"u8"``, ...).
 
         Float to integer truncates toward zero; out-of-range values are
-        undefined, as in WebNN: clamp first.
+        undefined, as in WebNN: clamp first. 4-bit values (``"int4"``,
+        ``"uint4"``) cannot leave the graph: cast them to a wider type
+        before they become an output.
         """
         x = self._own("cast", x)
         dt = dtype_name(dtype, "cast")
+        if dt in FOUR_BIT and x.dtype in FLOAT_DTYPES:
+            # Through the 8-bit type, so that floats truncate as in every other cast.
+            wide = "i8" if dt == "int4" else "u8"
+            x = self._emit("Cast", [x], {"to": ONNX_TYPES[wide]}, shape=x.shape, dtype=wide)
         return self._emit("Cast", [x], {"to": ONNX_TYPES[dt]}, shape=x.shape, dtype=dt)
 
     def where(

@@ -21,10 +21,12 @@ or what is refused. Those limits, found by running both engines:
   has no GlobalLpPool: ``l2_pool2d`` pads explicitly and reduces globally
   with ReduceL2 (see its docstring).
 
-Pooling with ``output_sizes`` refuses a ``padding`` other than zeros, which
-WebNN would silently ignore. Data types are WebNN's: f32 and f16, plus i8 and
-u8 for ``max_pool2d`` (of WebNN's "any", what ONNX MaxPool takes) and
-``resample2d``.
+Pooling with ``output_sizes`` keeps the ``padding`` (as WPT's conformance
+cases expect; the text of WebNN's steps resets it to zeros) and ignores
+``output_shape_rounding``: the sizes must be the padded image's pooled sizes
+rounded down or rounded up, and that decides the rounding. Data types are
+WebNN's: f32 and f16, plus i8 and u8 for ``max_pool2d`` (of WebNN's "any",
+what ONNX MaxPool takes) and ``resample2d``.
 """
 
 from __future__ import annotations
@@ -165,13 +167,6 @@ class PoolingFamily(NetworkBase):
         sizes = None
         if output_sizes is not None:
             sizes = self._nn_ints(op, "output_sizes", output_sizes, 2, 1)
-            if any(pads):
-                # WebNN resets the padding to 0 when output_sizes is given; an
-                # error is kinder than silently ignoring what was asked for.
-                raise ValidationError(
-                    f"{op}: padding {pads} cannot be combined with output_sizes (WebNN ignores "
-                    "the padding then); give one or the other"
-                )
         spatial = (2, 3) if layout == "nchw" else (1, 2)
         height, width = (x.shape[a] for a in spatial)
         if window_dimensions is None and not any(pads) and dils == [1, 1]:

@@ -27,14 +27,27 @@ from typing import Any
 
 from .._errors import ValidationError
 from .._formats.onnx_write import ONNX_TYPES
-from .core import FLOAT_DTYPES, BuilderCore, Operand, Shape, dtype_name, shape_text
+from .core import (
+    FLOAT_DTYPES,
+    WIDE_UNSIGNED,
+    BuilderCore,
+    Operand,
+    Shape,
+    dtype_name,
+    shape_text,
+    wide_unsigned_error,
+)
 
-_WIDE_UNSIGNED = frozenset({"u32", "u64"})
 _SUMMABLE = FLOAT_DTYPES | {"i32", "i64"}
 _ORDERED = FLOAT_DTYPES | {"i8", "u8", "i32", "i64"}
 _I32_MAX = 2**31 - 1
 # The ranges quantize_linear saturates to, by the zero point's type.
-_QUANT_RANGES = {"u8": (0.0, 255.0), "i8": (-128.0, 127.0)}
+_QUANT_RANGES = {
+    "u8": (0.0, 255.0), "i8": (-128.0, 127.0), "uint4": (0.0, 15.0), "int4": (-8.0, 7.0),
+}  # fmt: skip
+# The largest f32 below 2**31 (f32 has no 2**31 - 1), and i32's range.
+_I32_FLOAT_HIGH = 2.0**31 - 128
+_I32_RANGE = (-(2**31), 2**31 - 1)
 
 
 class ReductionFamily(BuilderCore):
@@ -45,12 +58,8 @@ class ReductionFamily(BuilderCore):
     def _family_dtype(
         self, op: str, x: Operand, allowed: Iterable[str], role: str = "input"
     ) -> None:
-        if x.dtype in _WIDE_UNSIGNED:
-            raise ValidationError(
-                f"{op}: the {role} is {x.dtype}, which this host cannot compute exactly "
-                "(onnxruntime has no kernel for it and OpenVINO's CPU plugin holds it in 32-bit "
-                "signed integers); cast it to i32 or i64 first"
-            )
+        if x.dtype in WIDE_UNSIGNED:
+            raise wide_unsigned_error(op, role, x.dtype)
         self._check_dtype(op, x, allowed, role)
 
     def _flag(self, op: str, name: str, value: Any) -> bool:
@@ -414,14 +423,21 @@ class ReductionFamily(BuilderCore):
 
     def quantize_linear(self, x: Operand, scale: Operand, zero_point: Operand) -> Operand:
         """``clamp(round_even(x / scale) + zero_point)`` to the range of the
-        ``zero_point``'s type, u8 or i8; ``scale`` (the input's float type) and
-        ``zero_point`` divide the input's dimensions (blockwise), lined up from
-        the last one as numpy broadcasts (a per-axis scale [C] for [N, C]).
+        ``zero_point``'s type (u8, i8, i32, uint4 or int4); ``scale`` (the
+        input's float type) and ``zero_point`` divide the input's dimensions
+        (blockwise), lined up from the last one as numpy broadcasts (a
+        per-axis scale [C] for [N, C]).
 
         Written out with Div, Round, Add, Clip and Cast rather than ONNX's
         QuantizeLinear, which at opset 18 takes neither f16 nor blocks.
-        WebNN also allows i32 and u32 zero points; wasinn does not (their
-        ranges do not fit the float arithmetic exactly).
+
+        An i32 zero point is added in integers, so that the result is exact
+        where a float sum would round (above 2**24): the rounded quotient,
+        saturated into i32 in f32, is cast to i32 and the zero point added
+        with saturation. A quotient of 2**31 - 128 or more in size (the
+        input beyond the i32 range already) takes WebNN's float sum instead,
+        saturated to i32. u32 zero points are refused (see the module
+        docstring).
 
         >>> q = b.quantize_linear(x, b.constant([[0.05]]), b.constant([[128]], dtype="u8"))
         """
@@ -433,23 +449,72 @@ class ReductionFamily(BuilderCore):
             raise ValidationError(
                 f"{op}: the scale is {scale.dtype}, the input {x.dtype}; they must match"
             )
-        self._family_dtype(op, zero_point, _QUANT_RANGES, "zero_point")
-        low, high = _QUANT_RANGES[zero_point.dtype]
+        self._family_dtype(op, zero_point, (*_QUANT_RANGES, "i32"), "zero_point")
         steps = self._emit(
             "Div", [x, self._blockwise(scale, x.shape)], shape=x.shape, dtype=x.dtype
         )
         rounded = self._emit("Round", [steps], shape=x.shape, dtype=x.dtype)
+        if zero_point.dtype == "i32":
+            return self._quantize_i32(rounded, zero_point)
+        low, high = _QUANT_RANGES[zero_point.dtype]
         offset = self._blockwise(self._to(zero_point, x.dtype), x.shape)
         shifted = self._emit("Add", [rounded, offset], shape=x.shape, dtype=x.dtype)
         bounds = [self._scalar(v, x.dtype, op) for v in (low, high)]
         clamped = self._emit("Clip", [shifted, *bounds], shape=x.shape, dtype=x.dtype)
         return self._to(clamped, zero_point.dtype)
 
+    def _quantize_i32(self, rounded: Operand, zero_point: Operand) -> Operand:
+        """``rounded + zero_point`` saturated to i32, exact while ``rounded``
+        (whole numbers, f32 or f16) is within ``_I32_FLOAT_HIGH``."""
+        op, shape = "quantize_linear", rounded.shape
+        r = self._to(rounded, "f32") if rounded.dtype != "f32" else rounded
+        low, high = (self._scalar(v, "f32", op) for v in (-_I32_FLOAT_HIGH, _I32_FLOAT_HIGH))
+        a = self._to(self._emit("Clip", [r, low, high], shape=shape, dtype="f32"), "i32")
+        z = self._blockwise(zero_point, shape)
+        total = self._emit("Add", [a, z], shape=shape, dtype="i32")
+        # Two's complement: the sum wrapped iff both terms have one sign and
+        # the sum the other (signs compared with 0, which the host does exactly).
+        zero = self._scalar(0, "i32", op)
+        a_neg, z_neg, sum_neg = (
+            self._emit("Less", [v, zero], shape=v.shape, dtype="bool") for v in (a, z, total)
+        )
+        same = self._emit(
+            "Not",
+            [self._emit("Xor", [a_neg, z_neg], shape=shape, dtype="bool")],
+            shape=shape,
+            dtype="bool",
+        )
+        flipped = self._emit("Xor", [sum_neg, a_neg], shape=shape, dtype="bool")
+        wrapped = self._emit("And", [same, flipped], shape=shape, dtype="bool")
+        lowest, highest = (self._scalar(v, "i32", op) for v in _I32_RANGE)
+        limit = self._emit("Where", [a_neg, lowest, highest], shape=shape, dtype="i32")
+        exact = self._emit("Where", [wrapped, limit, total], shape=shape, dtype="i32")
+        # Beyond that range, WebNN's own float arithmetic, saturated at i32's
+        # ends (f32 holds -2**31 but not 2**31 - 1, so the top end is picked).
+        summed = self._emit("Add", [r, self._to(z, "f32")], shape=shape, dtype="f32")
+        bottom = self._scalar(_I32_RANGE[0], "f32", op)
+        clamped = self._to(
+            self._emit("Clip", [summed, bottom, high], shape=shape, dtype="f32"), "i32"
+        )
+        over = self._emit(
+            "GreaterOrEqual", [summed, self._scalar(2.0**31, "f32", op)], shape=shape, dtype="bool"
+        )
+        rounded_sum = self._emit("Where", [over, highest, clamped], shape=shape, dtype="i32")
+        inside = self._emit(
+            "Less",
+            [self._emit("Abs", [r], shape=shape, dtype="f32"), high],
+            shape=shape,
+            dtype="bool",
+        )
+        return self._emit("Where", [inside, exact, rounded_sum], shape=shape, dtype="i32")
+
     def dequantize_linear(self, x: Operand, scale: Operand, zero_point: Operand) -> Operand:
         """``(x - zero_point) * scale`` in the ``scale``'s float type (f32 or f16);
-        ``x`` and ``zero_point`` are u8, i8 or i32 of one type, and ``scale`` and
-        ``zero_point`` divide the input's dimensions (blockwise), lined up from
-        the last one as numpy broadcasts.
+        ``x`` and ``zero_point`` are u8, i8, i32, uint4 or int4 of one type, and
+        ``scale`` and ``zero_point`` divide the input's dimensions (blockwise),
+        lined up from the last one as numpy broadcasts. 4-bit operands are
+        constants (wasi-nn cannot feed them); the graph is then written at
+        ONNX opset 21, the first with 4-bit types.
 
         Written out with Cast, Sub and Mul rather than ONNX's DequantizeLinear,
         which at opset 18 takes neither f16 results nor blocks.
@@ -458,7 +523,7 @@ class ReductionFamily(BuilderCore):
         """
         op = "dequantize_linear"
         x = self._own(op, x)
-        self._family_dtype(op, x, ("u8", "i8", "i32"))
+        self._family_dtype(op, x, ("u8", "i8", "i32", "uint4", "int4"))
         scale, zero_point = self._quant_params(op, x, scale, zero_point)
         self._family_dtype(op, scale, ("f32", "f16"), "scale")
         if zero_point.dtype != x.dtype:
