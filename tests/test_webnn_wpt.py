@@ -27,8 +27,7 @@ KNOWN: dict[str, tuple[str, str]] = {
     ),
     "batchNormalization float32 2D constant tensors default options": (
         "wrong",
-        "host limit: OpenVINO folds BatchNormalization of constants into x * a + b at compile "
-        "time, 12 ULP off where WPT allows 6; the same graph with a fed input passes",
+        webnn_wpt.HOST_PRECISION["batchNormalization float32 2D constant tensors default options"],
     ),
 }
 
