@@ -9,7 +9,7 @@ removed, a modern C++ comparator) in Cython. It runs in a venv of its own,
 takes about a minute) and kept until that list changes. Its dictionary
 download (from GitHub, at first use of the module-level functions) is never
 triggered: the oracle builds ``pyopenjtalk.openjtalk.OpenJTalk(dn_mecab=...)``
-on the dictionary the test gives, Debian's, the one wasinn's module reads.
+on the dictionary the test gives, the one wasinn's module reads.
 Imported by the tests (in .venv) and run as a script with the venv's Python::
 
     build/venv-pyopenjtalk/bin/python tests/pyopenjtalk_oracle.py DICT TEXTS.json OUT.json

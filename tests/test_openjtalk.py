@@ -1,8 +1,8 @@
 """OpenJTalk's front end for the speak app (apps/speak's ``_openjtalk``: Debian's
-open-jtalk 1.11-3, MeCab's C++ included, built by tools/c_libraries.py; Debian's
-naist-jdic dictionary unpacked by apps/speak/prepare.py), natively and in a
-component (tests/openjtalk_app), against pyopenjtalk 0.4.1's run_frontend on
-the same dictionary (tests/pyopenjtalk_oracle.py, in a venv of its own).
+open-jtalk 1.11-3, MeCab's C++ included, built by tools/c_libraries.py; the
+dictionary of pyopenjtalk-plus's wheel, which apps/speak/prepare.py takes out
+of it), natively and in a component (tests/openjtalk_app), against pyopenjtalk
+0.4.1's run_frontend on the same dictionary (tests/pyopenjtalk_oracle.py, in a venv of its own).
 
 Every field of every word is compared: 30 hand-picked sentences
 (frontend_cases.TEXTS) and 1,000 seeded random ones natively, the same and 300
@@ -74,7 +74,7 @@ def _compare(ours: list[Any], theirs: list[Any]) -> tuple[Counter[str], int]:
 
 def test_equals_pyopenjtalk_natively(openjtalk: Any, oracle: Any) -> None:
     """Every field of every word as pyopenjtalk gives it, on its own code (r9y9's
-    copy of OpenJTalk 1.11) and Debian's dictionary."""
+    copy of OpenJTalk 1.11) and the app's dictionary."""
     texts = frontend_cases.TEXTS + frontend_cases.random_texts(1000)
     ours = [openjtalk.run_frontend(text) for text in texts]
     theirs = oracle.frontend(DICTIONARY, texts)

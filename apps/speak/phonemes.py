@@ -32,7 +32,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from numbers_ja import reading
+from numbers_ja import day, month, reading
 
 # ---------------------------------------------------------------- the kana table
 
@@ -132,15 +132,18 @@ _VOICED = dict(zip("かきくけこさしすせそたちつてとはひふへほ
 def normalize(text: str) -> str:
     """``text`` as the frontend should read it: NFKC, a wave dash before a
     number read as "から" (10〜20), small katakana of the phonetic extensions
-    (ㇰ ...) written full size, and numbers as hiragana readings, each
-    after a space.
+    (ㇰ ...) written full size, months and days of a month as said (``_date``)
+    and other numbers as hiragana readings, each after a space.
 
     >>> normalize("価格は1〜2万円")
     '価格は いちから に万円'
+    >>> normalize("4月1日から3日間")
+    ' シガツ ツイタチから ミッカ間'
     """
     text = _WAVE_DASH_BEFORE_NUMBER.sub("から", text)
     text = text.translate(_PHONETIC_EXTENSIONS)
     text = unicodedata.normalize("NFKC", text)
+    text = _DATE.sub(_date, text)
     return "".join(" " + reading(part) if "0" <= part[0] <= "9" else part
                    for part in _NUMBERS_AND_TEXT.findall(text))  # fmt: skip
 
@@ -150,6 +153,22 @@ def normalize(text: str) -> str:
 # OpenJTalk has no reading for, so they are named in an ``UnreadableText``.
 _WAVE_DASH_BEFORE_NUMBER = re.compile(r"[〜～](?=[0-9])")
 _NUMBERS_AND_TEXT = re.compile(r"[0-9]+|[^0-9]+")
+#: A number before 月 or 日 (not the decimals of 1.5日).
+_DATE = re.compile(r"(?<![0-9])(?<![0-9][.,])([0-9]+)([月日])")
+
+
+def _date(match: re.Match[str]) -> str:
+    """A month (1..12) before 月 or a day (1..31) before 日 as said
+    (``numbers_ja.month``, ``numbers_ja.day``), after a space; 1日 is the
+    first of a month (ついたち) right after 月 (4月1日, 毎月1日) and a span
+    of a day (いちにち) elsewhere. Other numbers are left as they are."""
+    n, counter = int(match[1]), match[2]
+    if counter == "月" and 1 <= n <= 12:
+        return " " + month(n)
+    if counter == "日" and 1 <= n <= 31:
+        before = match.string[: match.start()].rstrip()
+        return " " + day(n, first_of_month=before.endswith("月"))
+    return match[0]
 
 
 #: The Katakana Phonetic Extensions block (ㇰ U+31F0 ...) as full-size katakana.

