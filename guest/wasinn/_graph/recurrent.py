@@ -75,6 +75,34 @@ class RecurrentFamily(NetworkBase):
         """An optional operand (``None`` stays ``None``), checked as ``_rnn_operand``."""
         return None if value is None else self._rnn_operand(op, ref, value, role, want, what)
 
+    def _rnn_weights(
+        self,
+        op: str,
+        x: Operand,
+        gates: int,
+        hidden: int,
+        dirs: int | None,
+        weight: Any,
+        recurrent_weight: Any,
+        bias: Any,
+        recurrent_bias: Any,
+    ) -> tuple[Operand, Operand, Operand | None, Operand | None]:
+        """The weights and biases of ``gates`` gates, checked: with a leading
+        ``dirs`` axis for a sequence operation, without for a cell (``None``)."""
+        lead, named = ((), "") if dirs is None else ((dirs,), "num_directions, ")
+        rows, what = gates * hidden, f"{gates} * hidden_size"
+        w = self._rnn_operand(
+            op, x, weight, "weight", (*lead, rows, x.shape[-1]), f"[{named}{what}, input_size]"
+        )
+        r = self._rnn_operand(
+            op, x, recurrent_weight, "recurrent_weight", (*lead, rows, hidden),
+            f"[{named}{what}, hidden_size]",
+        )  # fmt: skip
+        vector = f"[{named}{what}]"
+        b = self._rnn_option(op, x, bias, "bias", (*lead, rows), vector)
+        rb = self._rnn_option(op, x, recurrent_bias, "recurrent_bias", (*lead, rows), vector)
+        return w, r, b, rb
+
     def _rnn_size(self, op: str, name: str, value: Any, gates: int) -> int:
         """``hidden_size`` or ``steps``: a positive integer (``gates`` times it, the
         size of both biases together, must still be a valid dimension)."""
@@ -306,18 +334,10 @@ class RecurrentFamily(NetworkBase):
         acts = self._rnn_activations(op, activations, _LSTM_DEFAULTS)
         sequence = self._rnn_flag(op, "return_sequence", return_sequence)
         dirs = 2 if direction == "both" else 1
-        batch, width = x.shape[1], x.shape[2]
-        w = self._rnn_operand(
-            op, x, weight, "weight", (dirs, 4 * hidden, width),
-            "[num_directions, 4 * hidden_size, input_size]",
-        )  # fmt: skip
-        r = self._rnn_operand(
-            op, x, recurrent_weight, "recurrent_weight", (dirs, 4 * hidden, hidden),
-            "[num_directions, 4 * hidden_size, hidden_size]",
-        )  # fmt: skip
-        vector = "[num_directions, 4 * hidden_size]"
-        b = self._rnn_option(op, x, bias, "bias", (dirs, 4 * hidden), vector)
-        rb = self._rnn_option(op, x, recurrent_bias, "recurrent_bias", (dirs, 4 * hidden), vector)
+        batch = x.shape[1]
+        w, r, b, rb = self._rnn_weights(
+            op, x, 4, hidden, dirs, weight, recurrent_weight, bias, recurrent_bias
+        )
         peep = self._rnn_option(
             op, x, peephole_weight, "peephole_weight", (dirs, 3 * hidden),
             "[num_directions, 3 * hidden_size]",
@@ -384,23 +404,15 @@ class RecurrentFamily(NetworkBase):
         hidden = self._rnn_size(op, "hidden_size", hidden_size, 8)
         layout = self._nn_choice(op, "layout", layout, ("iofg", "ifgo"))
         acts = self._rnn_activations(op, activations, _LSTM_DEFAULTS)
-        batch, width = x.shape
-        w = self._rnn_operand(
-            op, x, weight, "weight", (4 * hidden, width), "[4 * hidden_size, input_size]"
+        batch = x.shape[0]
+        w, r, b, rb = self._rnn_weights(
+            op, x, 4, hidden, None, weight, recurrent_weight, bias, recurrent_bias
         )
-        r = self._rnn_operand(
-            op, x, recurrent_weight, "recurrent_weight", (4 * hidden, hidden),
-            "[4 * hidden_size, hidden_size]",
-        )  # fmt: skip
         h = self._rnn_operand(
             op, x, hidden_state, "hidden_state", (batch, hidden), "[batch, hidden_size]"
         )
         c = self._rnn_operand(
             op, x, cell_state, "cell_state", (batch, hidden), "[batch, hidden_size]"
-        )
-        b = self._rnn_option(op, x, bias, "bias", (4 * hidden,), "[4 * hidden_size]")
-        rb = self._rnn_option(
-            op, x, recurrent_bias, "recurrent_bias", (4 * hidden,), "[4 * hidden_size]"
         )
         peep = self._rnn_option(
             op, x, peephole_weight, "peephole_weight", (3 * hidden,), "[3 * hidden_size]"
@@ -447,19 +459,9 @@ class RecurrentFamily(NetworkBase):
         after = self._rnn_flag(op, "reset_after", reset_after)
         sequence = self._rnn_flag(op, "return_sequence", return_sequence)
         dirs = 2 if direction == "both" else 1
-        batch, width = x.shape[1], x.shape[2]
-        w = self._rnn_operand(
-            op, x, weight, "weight", (dirs, 3 * hidden, width),
-            "[num_directions, 3 * hidden_size, input_size]",
-        )  # fmt: skip
-        r = self._rnn_operand(
-            op, x, recurrent_weight, "recurrent_weight", (dirs, 3 * hidden, hidden),
-            "[num_directions, 3 * hidden_size, hidden_size]",
-        )  # fmt: skip
-        vector, state = (dirs, 3 * hidden), (dirs, batch, hidden)
-        b = self._rnn_option(op, x, bias, "bias", vector, "[num_directions, 3 * hidden_size]")
-        rb = self._rnn_option(
-            op, x, recurrent_bias, "recurrent_bias", vector, "[num_directions, 3 * hidden_size]"
+        state = (dirs, x.shape[1], hidden)
+        w, r, b, rb = self._rnn_weights(
+            op, x, 3, hidden, dirs, weight, recurrent_weight, bias, recurrent_bias
         )
         h0 = self._rnn_option(
             op, x, initial_hidden_state, "initial_hidden_state", state,
@@ -521,20 +523,11 @@ class RecurrentFamily(NetworkBase):
         layout = self._nn_choice(op, "layout", layout, ("zrn", "rzn"))
         acts = self._rnn_activations(op, activations, _GRU_DEFAULTS)
         after = self._rnn_flag(op, "reset_after", reset_after)
-        batch, width = x.shape
-        w = self._rnn_operand(
-            op, x, weight, "weight", (3 * hidden, width), "[3 * hidden_size, input_size]"
+        w, r, b, rb = self._rnn_weights(
+            op, x, 3, hidden, None, weight, recurrent_weight, bias, recurrent_bias
         )
-        r = self._rnn_operand(
-            op, x, recurrent_weight, "recurrent_weight", (3 * hidden, hidden),
-            "[3 * hidden_size, hidden_size]",
-        )  # fmt: skip
         h = self._rnn_operand(
-            op, x, hidden_state, "hidden_state", (batch, hidden), "[batch, hidden_size]"
-        )
-        b = self._rnn_option(op, x, bias, "bias", (3 * hidden,), "[3 * hidden_size]")
-        rb = self._rnn_option(
-            op, x, recurrent_bias, "recurrent_bias", (3 * hidden,), "[3 * hidden_size]"
+            op, x, hidden_state, "hidden_state", (x.shape[0], hidden), "[batch, hidden_size]"
         )
         return self._gru_step(op, x, w, r, h, hidden, b, rb, after, layout, acts)
 
