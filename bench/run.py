@@ -1120,7 +1120,9 @@ def update_readme(data: dict[str, Any]) -> None:
     table = report(data)
     keep = [table[table.index("## Per-inference latency") :table.index("Model load (s)")].strip(),
             table[table.index("## Targets") :].strip()]
-    keep[1:1] = builder_blocks(table)
+    # Sections the README quotes from their own runs (QUOTED_ELSEWHERE) stay out.
+    quoted = "## What one request can cost"
+    keep[1:1] = [b for b in builder_blocks(table) if not b.startswith(quoted)]
     body = "\n\n".join(block.replace("## ", "#### ", 1) for block in keep)
     body = f"{measured_on(data['machine'], 'a full `./build.sh bench`')}\n\n{body}"
     head, rest = text.split(start, 1)
