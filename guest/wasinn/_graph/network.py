@@ -25,7 +25,7 @@ from typing import Any
 from .._errors import ValidationError
 from .._formats.onnx_write import AttrValue
 from .core import Operand, shape_text
-from .options import FLOATS, LAYOUTS, TO_NCHW, TO_NHWC, NetworkBase, window_size
+from .options import FLOATS, LAYOUTS, TO_NCHW, TO_NHWC, NetworkBase, dims_fit, window_size
 
 # Permutations taking each WebNN filter layout to the one ONNX wants.
 _CONV_FILTERS: dict[str, tuple[int, ...] | None] = {
@@ -36,32 +36,15 @@ _CONV_TRANSPOSE_FILTERS: dict[str, tuple[int, ...] | None] = {
 }  # fmt: skip
 
 
-def _fits(a: int | None, b: int | None) -> bool:
-    """Whether two dimensions can be equal (a dynamic one may be anything)."""
-    return a is None or b is None or a == b
-
-
 class NetworkFamily(NetworkBase):
     """See the module docstring; mixed into ``GraphOperations`` (and so ``GraphBuilder``)."""
 
     # ------------------------------------------------------------ shared checks
 
-    def _nn_like(
-        self, op: str, ref: Operand, value: Any, role: str, ref_role: str = "input"
-    ) -> Operand:
-        """``value`` as an operand of ``ref``'s data type."""
-        operand = self._own(op, value, role)
-        if operand.dtype != ref.dtype:
-            raise ValidationError(
-                f"{op}: the {role} is {operand.dtype}, but the {ref_role} is {ref.dtype}; "
-                "they must have the same data type"
-            )
-        return operand
-
     def _nn_vector(self, op: str, ref: Operand, value: Any, role: str, size: int | None) -> Operand:
         """A 1-D operand of ``size`` elements (per channel: mean, scale, bias)."""
         operand = self._nn_like(op, ref, value, role)
-        if operand.rank != 1 or not _fits(operand.shape[0], size):
+        if operand.rank != 1 or not dims_fit(operand.shape[0], size):
             want = "?" if size is None else str(size)
             raise ValidationError(
                 f"{op}: the {role} must have shape [{want}], not {shape_text(operand.shape)}"
@@ -134,7 +117,7 @@ class NetworkFamily(NetworkBase):
                 f"{op}: both inputs must have rank 2 or more, not {shape_text(a.shape)} and "
                 f"{shape_text(b.shape)}"
             )
-        if not _fits(a.shape[-1], b.shape[-2]):
+        if not dims_fit(a.shape[-1], b.shape[-2]):
             raise ValidationError(
                 f"{op}: the first input has {a.shape[-1]} columns and the second "
                 f"{b.shape[-2]} rows ({shape_text(a.shape)} and {shape_text(b.shape)}); "
@@ -182,7 +165,7 @@ class NetworkFamily(NetworkBase):
         b_t = self._nn_flag(op, "b_transpose", b_transpose)
         rows, inner_a = reversed(a.shape) if a_t else a.shape
         inner_b, cols = reversed(b.shape) if b_t else b.shape
-        if not _fits(inner_a, inner_b):
+        if not dims_fit(inner_a, inner_b):
             raise ValidationError(
                 f"{op}: A is {rows}x{inner_a} and B {inner_b}x{cols} (after the transposes "
                 "asked for); A's columns must equal B's rows"
@@ -192,7 +175,7 @@ class NetworkFamily(NetworkBase):
             c = self._nn_like(op, a, c, "c", "first input")
             target = (rows, cols)
             ok = c.rank <= 2 and all(
-                cd == 1 or _fits(cd, td)
+                cd == 1 or dims_fit(cd, td)
                 for cd, td in zip(reversed(c.shape), reversed(target), strict=False)
             )
             if not ok:
@@ -257,7 +240,7 @@ class NetworkFamily(NetworkBase):
             raise ValidationError(
                 f"{op}: the input's {channels} channels cannot be split into {groups} groups"
             )
-        if channels is not None and not _fits(channels // groups, per_group):
+        if channels is not None and not dims_fit(channels // groups, per_group):
             raise ValidationError(
                 f"{op}: the filter takes {per_group} input channels per group, but the input "
                 f"has {channels} channels in {groups} group(s) ({channels // groups} per group)"
@@ -336,7 +319,7 @@ class NetworkFamily(NetworkBase):
         w = self._nn_transpose(w, _CONV_TRANSPOSE_FILTERS[w_layout])
         batches, channels, height, width = x.shape
         filter_in, per_group, kh, kw = w.shape
-        if not _fits(channels, filter_in):
+        if not dims_fit(channels, filter_in):
             raise ValidationError(
                 f"{op}: the input has {channels} channels but the filter takes {filter_in}"
             )
@@ -507,7 +490,7 @@ class NetworkFamily(NetworkBase):
         for role, value in (("scale", scale), ("bias", bias)):
             if value is not None:
                 value = self._nn_like(op, x, value, role)
-                if value.rank != len(dims) or not all(map(_fits, value.shape, dims)):
+                if value.rank != len(dims) or not all(map(dims_fit, value.shape, dims)):
                     raise ValidationError(
                         f"{op}: the {role} must have shape {shape_text(dims)} (the input's "
                         f"dimensions {chosen}), not {shape_text(value.shape)}"

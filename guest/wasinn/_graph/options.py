@@ -23,6 +23,11 @@ TO_NCHW = (0, 3, 1, 2)
 TO_NHWC = (0, 2, 3, 1)
 
 
+def dims_fit(a: int | None, b: int | None) -> bool:
+    """Whether two dimensions can be equal (a dynamic one may be anything)."""
+    return a is None or b is None or a == b
+
+
 def window_size(
     size: int | None, window: int, dilation: int, begin: int, end: int, stride: int
 ) -> tuple[int | None, int | None]:
@@ -39,6 +44,18 @@ def window_size(
 
 class NetworkBase(BuilderCore):
     """The helpers of the module docstring; a base of ``NetworkFamily`` and ``PoolingFamily``."""
+
+    def _nn_like(
+        self, op: str, ref: Operand, value: Any, role: str, ref_role: str = "input"
+    ) -> Operand:
+        """``value`` as an operand of ``ref``'s data type."""
+        operand = self._own(op, value, role)
+        if operand.dtype != ref.dtype:
+            raise ValidationError(
+                f"{op}: the {role} is {operand.dtype}, but the {ref_role} is {ref.dtype}; "
+                "they must have the same data type"
+            )
+        return operand
 
     def _nn_input(self, op: str, value: Any, rank: int | None, dtypes: Iterable[str]) -> Operand:
         x = self._own(op, value)

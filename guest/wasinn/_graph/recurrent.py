@@ -32,7 +32,7 @@ from typing import Any
 from .._errors import ValidationError
 from .._formats.onnx_write import AttrValue
 from .core import Operand, shape_text
-from .options import FLOATS, NetworkBase
+from .options import FLOATS, NetworkBase, dims_fit
 
 _DIRECTIONS = {"forward": "forward", "backward": "reverse", "both": "bidirectional"}
 _ACTIVATIONS = {"relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh"}
@@ -40,11 +40,6 @@ _ACTIVATIONS = {"relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh"}
 _LSTM_ONNX, _GRU_ONNX = "iofg", "zrn"
 _LSTM_DEFAULTS = ("sigmoid", "tanh", "tanh")
 _GRU_DEFAULTS = ("sigmoid", "tanh")
-
-
-def _fits(a: int | None, b: int | None) -> bool:
-    """Whether two dimensions can be equal (a dynamic one may be anything)."""
-    return a is None or b is None or a == b
 
 
 class RecurrentFamily(NetworkBase):
@@ -56,13 +51,8 @@ class RecurrentFamily(NetworkBase):
         self, op: str, ref: Operand, value: Any, role: str, want: Sequence[int | None], what: str
     ) -> Operand:
         """``value`` as an operand of ``ref``'s data type and the shape ``want``."""
-        operand = self._own(op, value, role)
-        if operand.dtype != ref.dtype:
-            raise ValidationError(
-                f"{op}: the {role} is {operand.dtype}, but the input is {ref.dtype}; they must "
-                "have the same data type"
-            )
-        if operand.rank != len(want) or not all(map(_fits, operand.shape, want)):
+        operand = self._nn_like(op, ref, value, role)
+        if operand.rank != len(want) or not all(map(dims_fit, operand.shape, want)):
             raise ValidationError(
                 f"{op}: the {role} must have shape {shape_text(want)} ({what}), not "
                 f"{shape_text(operand.shape)}"
