@@ -230,7 +230,7 @@ def run_native(cases: list[Case]) -> Run:
             model = core.read_model(str(case.directory / "model.onnx"))
             compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
         except Exception as exc:
-            run.outcomes[case.name] = Outcome("load", _first_line(exc), type(exc).__name__)
+            run.outcomes[case.name] = Outcome("load", openvino_reason(exc), type(exc).__name__)
             continue
         try:
             request = compiled.create_infer_request()
@@ -251,7 +251,7 @@ def run_native(cases: list[Case]) -> Run:
             got = [_np_array(request.get_output_tensor(i)) for i in range(len(compiled.outputs))]
             del tensors
         except Exception as exc:
-            run.outcomes[case.name] = Outcome("run", _first_line(exc), type(exc).__name__)
+            run.outcomes[case.name] = Outcome("run", openvino_reason(exc), type(exc).__name__)
             continue
         run.outcomes[case.name] = compare(case, got)
     run.seconds = time.perf_counter() - start
@@ -278,7 +278,7 @@ def _np_array(t: Any) -> np.ndarray:
     return np.array(t.data)
 
 
-def _first_line(exc: BaseException) -> str:
+def openvino_reason(exc: BaseException) -> str:
     """OpenVINO's reason: its summary line, else the last line that is not a location."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     summary = [line[3:] for line in lines if line.startswith("-- ")]
@@ -476,8 +476,7 @@ def write_report(
             "memory, and OpenVINO's two ONNX readers differ on a few models.", "",
         ]  # fmt: skip
         lines += [
-            f"- `{n}`: native {native.outcomes[n].status}: "
-            f"{native.outcomes[n].detail[:200]}"
+            f"- `{n}`: native {native.outcomes[n].status}: {native.outcomes[n].detail[:200]}"
             for n in guest_only
         ]
     path.write_text("\n".join(lines) + "\n")

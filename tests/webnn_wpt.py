@@ -39,6 +39,7 @@ from typing import Any
 
 import component_cases
 import numpy as np
+from conformance import openvino_reason
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "tests" / "webnn_wpt_app"
@@ -373,19 +374,8 @@ def _native_case(ov: Any, core: Any, case: Case) -> Outcome:
             for name, port in zip(built.outputs, compiled.outputs, strict=True)
         }
     except Exception as exc:  # noqa: BLE001 - the host's refusal, in its words
-        return Outcome("refused", f"OpenVINO: {_first_line(exc)}")
+        return Outcome("refused", f"OpenVINO: {openvino_reason(exc)}")
     return judge(case, built, got)
-
-
-def _first_line(exc: BaseException) -> str:
-    """OpenVINO's reason without its source locations."""
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    useful = [
-        line
-        for line in lines
-        if not line.startswith(("Exception from", "Check '")) and "at src/" not in line
-    ]
-    return (useful or lines or [type(exc).__name__])[-1][:300]
 
 
 # ---------------------------------------------------------------- component
