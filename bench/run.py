@@ -850,6 +850,13 @@ def machine() -> dict[str, str]:
     }
 
 
+def machine_text(m: dict[str, str]) -> str:
+    """When and on what a run was measured (``machine()``), for the reports' first line."""
+    return (f"{m['date']}: {m['cpu']}, {m['cores']} cores, bf16 support: {m['bf16']}; "
+            f"Python {m['python']}, OpenVINO {m['openvino']}, inference precision "
+            f"{m['precision']}.")  # fmt: skip
+
+
 def fmt(cell: dict[str, Any] | None) -> str:
     return "n/a" if cell is None else f"{cell['median_ms']:.3f} / {cell['p90_ms']:.3f}"
 
@@ -860,8 +867,7 @@ def report(data: dict[str, Any]) -> str:
     lines = [
         "# wasinn benchmark results",
         "",
-        f"{run} on {m['date']}: {m['cpu']}, {m['cores']} cores, bf16 support: {m['bf16']}; "
-        f"Python {m['python']}, OpenVINO {m['openvino']}, inference precision {m['precision']}.",
+        f"{run} on {machine_text(m)}",
         "",
         "## Per-inference latency (ms, median / p90)",
         "",
@@ -1066,9 +1072,7 @@ def run_alone(name: str, quick: bool, out: Path) -> None:
     (out / f"{name}.json").write_text(json.dumps(data, indent=1))
     run = "Quick run (smaller budgets; not for quoting)" if quick else "Full run"
     lines = [f"# wasinn benchmark: {name} alone", "",
-             f"{run} on {m['date']}: {m['cpu']}, {m['cores']} cores, bf16 support: {m['bf16']}; "
-             f"Python {m['python']}, OpenVINO {m['openvino']}, inference precision "
-             f"{m['precision']}.", *section(result)]  # fmt: skip
+             f"{run} on {machine_text(m)}", *section(result)]  # fmt: skip
     (out / f"{name}.md").write_text("\n".join(lines) + "\n")
     print(f"bench: wrote {out / f'{name}.md'}", file=sys.stderr)
     if name in QUOTED_ELSEWHERE:
@@ -1106,8 +1110,7 @@ def update_readme_block(block: str) -> None:
 
 def measured_on(m: dict[str, str], how: str) -> str:
     """The README's line saying when, where and how its tables were measured."""
-    return (f"Measured by {how} on {m['date']}: {m['cpu']}, {m['cores']} cores; "
-            f"OpenVINO {m['openvino']}, inference precision {m['precision']}.")  # fmt: skip
+    return f"Measured by {how} on {machine_text(m)}"
 
 
 def update_readme(data: dict[str, Any]) -> None:
